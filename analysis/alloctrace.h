@@ -1,0 +1,22 @@
+/*
+ * alloctrace.h — the subcommands of alloctrace, one file each. Each takes
+ * its own argv (argv[0] is the subcommand name) and returns the exit status:
+ * 0 success, 1 usage error, 2 runtime error (verify has its own: see
+ * cmd_verify.c).
+ */
+#ifndef AR_ALLOCTRACE_H
+#define AR_ALLOCTRACE_H
+
+#include "ar_trace.h"
+
+int ar_cmd_info(int argc, char **argv);
+int ar_cmd_dump(int argc, char **argv);
+int ar_cmd_verify(int argc, char **argv);
+
+/* Open `path` for a subcommand; on failure print "alloctrace: ..." with the
+ * offset and return NULL. */
+ar_reader_t *ar_open_or_complain(const char *path);
+/* Lowercase hex SHA-256 of the whole file into out[65]; 0 or -1 (errno). */
+int ar_file_sha256(const char *path, char out[65]);
+
+#endif

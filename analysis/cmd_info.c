@@ -1,0 +1,159 @@
+/*
+ * cmd_info.c — `alloctrace info FILE [--json]`: what a trace holds, from one
+ * streaming pass in sequence order (memory: the live objects only).
+ * The SHA-256 is of the file's bytes, the key the results database uses.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloctrace.h"
+#include "livemap.h"
+
+typedef struct {
+	uint64_t events, by_op[AR_OP_LIMIT], requested, failed;
+	uint64_t first_ns, last_ns;
+	ar_livemap_t live;
+} stats_t;
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static const char *status_name(ar_status_t s)
+{
+	return s == AR_STATUS_COMPLETE ? "complete" : s == AR_STATUS_TRUNCATED ? "truncated" : "corrupt";
+}
+
+int ar_cmd_info(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-' || path) {
+			fprintf(stderr, "usage: alloctrace info FILE [--json]\n");
+			return 1;
+		} else
+			path = argv[i];
+	}
+	if (!path) {
+		fprintf(stderr, "usage: alloctrace info FILE [--json]\n");
+		return 1;
+	}
+	char sha[65];
+	if (ar_file_sha256(path, sha) != 0) {
+		perror(path);
+		return 2;
+	}
+	ar_reader_t *r = ar_open_or_complain(path);
+	if (!r)
+		return 2;
+	stats_t s;
+	memset(&s, 0, sizeof s);
+	ar_livemap_init(&s.live);
+	ar_event_t e;
+	int rc;
+	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
+		if (s.events++ == 0)
+			s.first_ns = e.time_ns;
+		s.last_ns = e.time_ns > s.last_ns ? e.time_ns : s.last_ns;
+		s.by_op[e.op]++;
+		s.requested += ar_event_request_bytes(&e);
+		if ((ar_reader_header(r)->ops[e.op].fields & AR_F_RESULT) && !e.result && ar_event_request_bytes(&e))
+			s.failed++;
+		if (ar_livemap_apply(&s.live, &e) != 0) {
+			fprintf(stderr, "alloctrace: out of memory tracking live objects\n");
+			return 2;
+		}
+	}
+	const ar_header_t *h = ar_reader_header(r);
+	const ar_footer_t *ft = ar_reader_footer(r);
+	const ar_error_t *err = ar_reader_error(r);
+	ar_status_t st = rc < 0 ? AR_STATUS_CORRUPT : ar_reader_status(r);
+	uint64_t duration = ft && ft->end_time_ns ? ft->end_time_ns : s.last_ns;
+	uint64_t bytes = ar_reader_file_size(r);
+
+	if (json) {
+		printf("{\"file\":");
+		json_string(stdout, path);
+		printf(",\"sha256\":\"%s\",\"format_version\":\"%u.%u\",\"recorder_version\":", sha, h->version_major,
+		       h->version_minor);
+		json_string(stdout, h->recorder_version);
+		printf(",\"command\":");
+		json_string(stdout, h->cmdline);
+		printf(",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64 ",\"start_wall_ns\":%" PRIu64
+		       ",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"events_by_op\":{",
+		       h->pid, h->ppid, h->start_wall_ns, duration, ar_reader_thread_count(r), s.events);
+		int first = 1;
+		for (unsigned op = 1; op < AR_OP_LIMIT; op++) {
+			if (!h->ops[op].name[0])
+				continue;
+			printf("%s\"%s\":%" PRIu64, first ? "" : ",", h->ops[op].name, s.by_op[op]);
+			first = 0;
+		}
+		printf("},\"requested_bytes\":%" PRIu64 ",\"failed_calls\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
+		       ",\"frees_of_unknown_pointers\":%" PRIu64 ",\"file_bytes\":%" PRIu64
+		       ",\"bytes_per_event\":%.3f,\"dropped_events\":%" PRIu64 ",\"stacks\":%u,\"modules\":%u,\"status\":\"%s\"",
+		       s.requested, s.failed, s.live.peak_live_bytes, s.live.unknown_frees, bytes,
+		       s.events ? (double)bytes / (double)s.events : 0.0, ft ? ft->dropped_events : 0,
+		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
+		if (st != AR_STATUS_COMPLETE) {
+			printf(",\"problem\":");
+			json_string(stdout, err->msg);
+			printf(",\"problem_offset\":%" PRIu64, err->offset);
+		}
+		printf("}\n");
+	} else {
+		char when[64] = "?";
+		time_t secs = (time_t)(h->start_wall_ns / 1000000000u);
+		struct tm tm;
+		if (h->start_wall_ns && gmtime_r(&secs, &tm))
+			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		printf("file              %s\n", path);
+		printf("sha256            %s\n", sha);
+		printf("format            %u.%u, recorder %s%s\n", h->version_major, h->version_minor,
+		       h->recorder_version[0] ? h->recorder_version : "?",
+		       (h->flags & AR_HDR_SYNTHETIC) ? " (synthetic)" : "");
+		printf("program           %s\n", h->cmdline);
+		printf("pid               %" PRIu64 " (parent %" PRIu64 ")\n", h->pid, h->ppid);
+		printf("started           %s\n", when);
+		printf("duration          %.6f s\n", (double)duration / 1e9);
+		printf("threads           %u\n", ar_reader_thread_count(r));
+		printf("events            %" PRIu64 "\n", s.events);
+		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+			if (h->ops[op].name[0] && s.by_op[op])
+				printf("  %-15s %" PRIu64 "\n", h->ops[op].name, s.by_op[op]);
+		printf("requested bytes   %" PRIu64 "\n", s.requested);
+		printf("failed calls      %" PRIu64 "\n", s.failed);
+		printf("peak live bytes   %" PRIu64 " (at seq %" PRIu64 ")\n", s.live.peak_live_bytes, s.live.peak_seq);
+		if (s.live.unknown_frees)
+			printf("unknown frees     %" PRIu64 " (pointers the trace never returned)\n", s.live.unknown_frees);
+		printf("file bytes        %" PRIu64 " (%.2f bytes/event)\n", bytes,
+		       s.events ? (double)bytes / (double)s.events : 0.0);
+		if (ft && ft->dropped_events)
+			printf("dropped events    %" PRIu64 "\n", ft->dropped_events);
+		if (ar_reader_stack_count(r) || ar_reader_module_count(r))
+			printf("stacks            %u (modules %u)\n", ar_reader_stack_count(r), ar_reader_module_count(r));
+		if (st == AR_STATUS_COMPLETE)
+			printf("status            complete\n");
+		else
+			printf("status            %s at byte offset %" PRIu64 ": %s\n", status_name(st), err->offset, err->msg);
+	}
+	ar_livemap_free(&s.live);
+	ar_reader_close(r);
+	return st == AR_STATUS_CORRUPT ? 2 : 0;
+}

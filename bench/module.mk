@@ -1,0 +1,19 @@
+# bench/: benchmarks. `make bench` runs every target in BENCHES; each prints
+# its figures, and docs/BENCHMARKS.md says what was measured and how.
+BENCH_FORMAT := $(BUILD)/bin/bench_format
+BENCH_FORMAT_OBJS := $(call objs,bench/bench_format.c)
+$(BENCH_FORMAT_OBJS): CFLAGS_OUR += -Itraces/gen
+
+$(BENCH_FORMAT): $(BENCH_FORMAT_OBJS) $(SYNTH_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(BENCH_FORMAT_OBJS) $(SYNTH_LIB) $(TRACE_LDLIBS)
+
+.PHONY: bench-format
+bench-format: $(BENCH_FORMAT)
+	$(Q)$(BENCH_FORMAT) 10000000 1 1
+	$(Q)$(BENCH_FORMAT) 10000000 2 1
+
+ALL_TARGETS += $(BENCH_FORMAT)
+BENCHES += bench-format
+DEP_FILES += $(BENCH_FORMAT_OBJS:.o=.d)

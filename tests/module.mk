@@ -1,0 +1,16 @@
+# tests/: unit tests (one C file per module, tests/unit/test_*.c, each its own
+# binary that exits 0 on success) and end-to-end shell tests (tests/e2e/*.sh).
+# Other folders may add their own unit tests to UNIT_TESTS the same way.
+TEST_UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+TEST_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_UNIT_SRCS))
+
+$(BUILD)/obj/tests/unit/%.o: CFLAGS_OUR += -Itraces/gen -Itests/unit
+
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TRACE_LIB) $(SYNTH_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(SYNTH_LIB) $(TRACE_LDLIBS) -lpthread
+
+UNIT_TESTS += $(TEST_UNIT_BINS)
+E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))
+DEP_FILES += $(patsubst %.c,$(BUILD)/obj/%.d,$(TEST_UNIT_SRCS))

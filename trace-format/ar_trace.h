@@ -1,0 +1,329 @@
+/*
+ * ar_trace.h — the allocrr trace format library: the only code that knows the
+ * bytes of a trace file. This header is its manual; trace-format/SPEC.md is the
+ * normative description of the bytes themselves.
+ *
+ * A trace is a sequence of zstd frames:
+ *   - a skippable header frame at offset 0 (program, pid, clocks, op table);
+ *   - then blocks, each a small skippable "descriptor" frame followed by one
+ *     regular zstd frame that decodes alone. An events block holds the events
+ *     of one thread; a metadata block holds thread, stack, module and footer
+ *     records.
+ * `zstd -d` therefore works on a trace, and any complete prefix is readable.
+ *
+ * Writing (recorder side):
+ *   ar_writer_open() once; each recording thread appends events to its own
+ *   ar_evbuf_t with ar_evbuf_append() (no lock, no allocation, no syscall);
+ *   a full buffer is handed to whoever owns the writer, which compresses and
+ *   writes it with ar_writer_write_events(). Metadata goes through ar_metabuf_t
+ *   and ar_writer_write_meta(). ar_writer_close() writes the footer.
+ *   The writer allocates only through the ar_mem_t the caller supplies (at
+ *   open, and zstd's workspace on the first block), so it can live under malloc.
+ *
+ * Reading (tools side):
+ *   ar_reader_open() indexes the file by its descriptors without decoding the
+ *   events; ar_reader_next() streams events in file (per-block) order and
+ *   ar_reader_next_merged() in global sequence order across threads. Memory is
+ *   bounded by the index and one decoded block per active thread, never by the
+ *   size of the trace. Every length, index and enum is checked; errors carry
+ *   the byte offset.
+ *
+ * Functions returning int give 0 (or a positive count where stated) on
+ * success and a negative AR_E* code on failure; ar_strerror() names the code.
+ */
+#ifndef AR_TRACE_H
+#define AR_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AR_TRACE_VERSION_MAJOR 1 /* readers refuse a different major */
+#define AR_TRACE_VERSION_MINOR 0 /* readers accept any minor, skipping what they do not know */
+
+/* ---- error codes ------------------------------------------------------ */
+enum {
+	AR_OK = 0,
+	AR_EIO = -1,        /* read/write/seek failed; errno is kept in ar_error_t */
+	AR_ENOMEM = -2,     /* the caller's allocator returned NULL */
+	AR_EFORMAT = -3,    /* not a trace, or corrupt: the offset says where */
+	AR_ETRUNCATED = -4, /* the file ends inside a frame: earlier blocks are valid */
+	AR_EVERSION = -5,   /* a major version this reader does not know */
+	AR_EFULL = -6,      /* buffer has no room for this event/record: flush it */
+	AR_EINVAL = -7,     /* bad argument from the caller */
+	AR_ELIMIT = -8,     /* input exceeds a limit of SPEC section 7 */
+	AR_ECOMPRESS = -9,  /* zstd refused to compress/decompress */
+};
+
+/* A static string naming an AR_E* code. */
+const char *ar_strerror(int code);
+
+/* What went wrong while reading or writing, for a message a user can act on. */
+typedef struct ar_error {
+	int code;        /* AR_E* */
+	int sys_errno;   /* errno for AR_EIO, else 0 */
+	uint64_t offset; /* byte offset in the file where the problem is */
+	char msg[256];   /* human-readable, names what was expected */
+} ar_error_t;
+
+/* ---- operations ------------------------------------------------------- */
+/* SPEC 5.1: op codes are stable forever; new ops get new codes and are
+ * described by the header's op table, so old readers can still skip them. */
+typedef enum ar_op {
+	AR_OP_MALLOC = 1,
+	AR_OP_CALLOC = 2,
+	AR_OP_REALLOC = 3,
+	AR_OP_REALLOCARRAY = 4,
+	AR_OP_FREE = 5,
+	AR_OP_POSIX_MEMALIGN = 6,
+	AR_OP_ALIGNED_ALLOC = 7,
+	AR_OP_MEMALIGN = 8,
+	AR_OP_VALLOC = 9,
+	AR_OP_PVALLOC = 10,
+	AR_OP_MAX_KNOWN = 10,
+	AR_OP_LIMIT = 32 /* op codes are 5 bits */
+} ar_op_t;
+
+/* Which fields an op carries (SPEC 5.2), in encoding order. */
+enum {
+	AR_F_SEQ2 = 1u << 0,   /* a second sequence number (realloc: after the call) */
+	AR_F_PTR = 1u << 1,    /* input pointer (free, realloc) */
+	AR_F_ALIGN = 1u << 2,  /* requested alignment */
+	AR_F_COUNT = 1u << 3,  /* element count (calloc, reallocarray) */
+	AR_F_SIZE = 1u << 4,   /* size in bytes (element size for calloc) */
+	AR_F_RESULT = 1u << 5, /* returned pointer */
+	AR_F_ALL = 0x3f
+};
+
+/* Name ("malloc") of a known op, or NULL. */
+const char *ar_op_name(unsigned op);
+/* Field mask of a known op (SPEC 5.2), or 0 for an unknown one. */
+unsigned ar_op_fields(unsigned op);
+
+/* One heap call. Fields an op does not carry are 0. */
+typedef struct ar_event {
+	uint64_t seq;     /* global order (SPEC 4): the call's release point for realloc */
+	uint64_t seq2;    /* realloc/reallocarray: taken after the call returned */
+	uint64_t time_ns; /* monotonic ns since the header's start_mono_ns, a
+			   * multiple of the header's time_unit_ns once read back */
+	uint64_t ptr;     /* input pointer */
+	uint64_t align;
+	uint64_t count;
+	uint64_t size;
+	uint64_t result;  /* returned pointer; 0 when the call returned NULL (failed,
+			   * or realloc(p, 0) which freed p) */
+	uint32_t thread;  /* dense thread index within the trace */
+	uint32_t stack;   /* stack id, 0 = none recorded */
+	uint8_t op;       /* ar_op_t, or a code the header's op table names */
+} ar_event_t;
+
+/* ---- header ------------------------------------------------------------ */
+#define AR_CMDLINE_MAX 4096
+/* Event times are kept at 16 ns granularity: finer than what a clock read
+ * costs, and a byte per event cheaper than nanoseconds (docs/BENCHMARKS.md). */
+#define AR_TIME_UNIT_SHIFT 4
+#define AR_TIME_UNIT_NS (1u << AR_TIME_UNIT_SHIFT)
+#define AR_VERSION_STR_MAX 64
+
+typedef struct ar_op_desc {
+	char name[24];
+	uint8_t fields; /* AR_F_* mask */
+} ar_op_desc_t;
+
+typedef struct ar_header {
+	uint16_t version_major, version_minor;
+	uint32_t flags;              /* AR_HDR_* */
+	char recorder_version[AR_VERSION_STR_MAX];
+	uint64_t pid, ppid;
+	char cmdline[AR_CMDLINE_MAX]; /* argv joined by single spaces, NUL-terminated */
+	uint64_t start_wall_ns;      /* CLOCK_REALTIME at start, ns since the epoch */
+	uint64_t start_mono_ns;      /* CLOCK_MONOTONIC at start: event times count from here */
+	uint64_t clock_resolution_ns;
+	uint64_t page_size;
+	uint64_t time_unit_ns;       /* event times are stored in these units (SPEC 5.3);
+				      * writers of this version use AR_TIME_UNIT_NS */
+	ar_op_desc_t ops[AR_OP_LIMIT]; /* op table; name[0]==0 for unused codes */
+} ar_header_t;
+
+enum {
+	AR_HDR_STACKS = 1u << 0,    /* events may carry stack ids */
+	AR_HDR_SYNTHETIC = 1u << 1, /* generated, not recorded from a process */
+};
+
+/* Fill h with this format version, the standard op table and zeroes. */
+void ar_header_init(ar_header_t *h);
+
+/* ---- metadata records --------------------------------------------------- */
+typedef struct ar_thread_info {
+	uint32_t index;      /* dense index used by events */
+	uint64_t os_tid;
+	char name[32];       /* last name seen, "" if none */
+	uint64_t start_seq;  /* 0 if no start record was seen */
+	uint64_t exit_seq;   /* 0 if the thread never exited inside the trace */
+	uint64_t events;     /* events of this thread in complete blocks */
+} ar_thread_info_t;
+
+#define AR_STACK_MAX_DEPTH 256
+
+typedef struct ar_module_info {
+	uint64_t base, size;  /* load address and extent of the mapping */
+	char path[512];
+	uint8_t build_id[64];
+	uint32_t build_id_len;
+} ar_module_info_t;
+
+typedef struct ar_footer {
+	uint64_t events;        /* events the writer wrote */
+	uint64_t threads;
+	uint64_t blocks;
+	uint64_t last_seq;
+	uint64_t end_time_ns;
+	uint64_t dropped_events; /* events the recorder had to give up on */
+	uint64_t events_by_op[AR_OP_LIMIT];
+} ar_footer_t;
+
+/* ---- writer: memory supplied by the caller ------------------------------- */
+/* Same shape as zstd's ZSTD_customMem, which it is handed to. */
+typedef struct ar_mem {
+	void *(*alloc)(void *opaque, size_t size); /* NULL on failure */
+	void (*free)(void *opaque, void *p);       /* p may be NULL */
+	void *opaque;
+} ar_mem_t;
+
+/* Raw bytes of one block before compression: at most this many. */
+#define AR_BLOCK_MAX (256u * 1024u)
+/* A bound on one encoded event, so a buffer can promise room. */
+#define AR_EVENT_MAX_BYTES 96u
+
+/*
+ * A per-thread event buffer. The caller owns the storage (`data`, `cap`
+ * bytes, cap <= AR_BLOCK_MAX); ar_evbuf_reset() prepares it for a thread.
+ * Appending never allocates or locks; only the owning thread may append.
+ */
+typedef struct ar_evbuf {
+	uint8_t *data;
+	size_t cap, len;
+	uint32_t thread;
+	uint64_t os_tid;
+	uint32_t nevents;
+	uint64_t first_seq, last_seq;
+	uint64_t prev_seq, prev_time, prev_ptr; /* delta bases (SPEC 5.3); time in units */
+	uint64_t events_by_op[AR_OP_LIMIT];
+} ar_evbuf_t;
+
+/* Start an empty buffer for `thread` (index) running as `os_tid`. */
+void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, uint64_t os_tid);
+
+/*
+ * Encode e (its thread field is ignored: the buffer's thread is used) at the
+ * end of b. Returns 0, AR_EFULL when fewer than AR_EVENT_MAX_BYTES remain
+ * (nothing written: write the buffer out and reset it), or AR_EINVAL when the
+ * event breaks a rule (unknown op, seq not increasing within the thread).
+ */
+int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e);
+
+/* A metadata buffer, same ownership rules as ar_evbuf_t. */
+typedef struct ar_metabuf {
+	uint8_t *data;
+	size_t cap, len;
+	uint32_t nrecords;
+} ar_metabuf_t;
+
+void ar_metabuf_reset(ar_metabuf_t *m, uint8_t *data, size_t cap);
+/* Each returns 0 or AR_EFULL (nothing written) or AR_EINVAL. */
+int ar_meta_thread_start(ar_metabuf_t *m, uint32_t thread, uint64_t os_tid, uint64_t seq, uint64_t time_ns);
+int ar_meta_thread_exit(ar_metabuf_t *m, uint32_t thread, uint64_t seq, uint64_t time_ns);
+int ar_meta_thread_name(ar_metabuf_t *m, uint32_t thread, const char *name);
+int ar_meta_stack(ar_metabuf_t *m, uint32_t id, const uint64_t *frames, uint32_t depth);
+int ar_meta_module(ar_metabuf_t *m, const ar_module_info_t *mod);
+
+typedef struct ar_writer ar_writer_t;
+
+/*
+ * Write the header frame to fd (which must be at offset 0 of an empty file or
+ * a pipe) and return a writer in *out. mem may be NULL to use malloc. level is
+ * the zstd compression level (SPEC recommends 1-3 for recording).
+ * The writer is not thread-safe: one thread at a time writes blocks.
+ */
+int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, const ar_mem_t *mem,
+		   ar_error_t *err);
+/* Compress b into one events block and write it; b may be reset afterwards.
+ * An empty buffer writes nothing. */
+int ar_writer_write_events(ar_writer_t *w, const ar_evbuf_t *b, ar_error_t *err);
+/* Compress m into one metadata block and write it. */
+int ar_writer_write_meta(ar_writer_t *w, const ar_metabuf_t *m, ar_error_t *err);
+/* Account for events the caller could not record (they go into the footer). */
+void ar_writer_note_dropped(ar_writer_t *w, uint64_t n);
+/* Totals so far (what the footer will say). */
+void ar_writer_totals(const ar_writer_t *w, ar_footer_t *f);
+/* Bytes written to fd so far. */
+uint64_t ar_writer_bytes(const ar_writer_t *w);
+/* Write the footer (unless write_footer is 0: the trace then reads as
+ * truncated, which is what a dying recorder wants) and free the writer. The
+ * fd is not closed. */
+int ar_writer_close(ar_writer_t *w, uint64_t end_time_ns, int write_footer, ar_error_t *err);
+
+/* ---- reader --------------------------------------------------------------- */
+typedef struct ar_reader ar_reader_t;
+
+/* Trace condition after opening (and after iteration found more). */
+typedef enum ar_status {
+	AR_STATUS_COMPLETE = 0,  /* footer present and consistent */
+	AR_STATUS_TRUNCATED = 1, /* no footer or a partial last frame: prefix is valid */
+	AR_STATUS_CORRUPT = 2,   /* a bad byte was found; everything before it is valid */
+} ar_status_t;
+
+/*
+ * Open and index a trace. On success returns 0 and *out. A truncated or
+ * corrupt tail is not an open error: open succeeds with the valid prefix and
+ * ar_reader_status() says what happened (ar_reader_error() says where).
+ * Open fails (negative code, err filled) only when even the header is bad.
+ */
+int ar_reader_open(ar_reader_t **out, const char *path, ar_error_t *err);
+/* Same on an already open, seekable fd; the reader does not close it. */
+int ar_reader_open_fd(ar_reader_t **out, int fd, const char *name, ar_error_t *err);
+void ar_reader_close(ar_reader_t *r);
+
+const ar_header_t *ar_reader_header(const ar_reader_t *r);
+ar_status_t ar_reader_status(const ar_reader_t *r);
+/* The problem behind a non-COMPLETE status, or the last iteration error. */
+const ar_error_t *ar_reader_error(const ar_reader_t *r);
+/* The footer, or NULL when the trace has none. */
+const ar_footer_t *ar_reader_footer(const ar_reader_t *r);
+/* Events in the complete blocks found by indexing. */
+uint64_t ar_reader_event_count(const ar_reader_t *r);
+uint64_t ar_reader_block_count(const ar_reader_t *r);
+uint64_t ar_reader_file_size(const ar_reader_t *r);
+
+/* Threads, stacks and modules found in complete blocks. */
+uint32_t ar_reader_thread_count(const ar_reader_t *r);
+/* The i-th thread (0 <= i < count) in order of first appearance. */
+const ar_thread_info_t *ar_reader_thread_at(const ar_reader_t *r, uint32_t i);
+/* The thread with trace index `index` (ar_event_t.thread), or NULL. */
+const ar_thread_info_t *ar_reader_thread(const ar_reader_t *r, uint32_t index);
+/* Frames of stack `id` (innermost first) and their number; NULL if unknown. */
+const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *depth);
+uint32_t ar_reader_stack_count(const ar_reader_t *r);
+uint32_t ar_reader_module_count(const ar_reader_t *r);
+const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i);
+
+/*
+ * Next event in file order (blocks as written, events of a block in order).
+ * Returns 1 with *e filled, 0 at the end of the valid prefix, or a negative
+ * code when a block that indexed fine fails to decode (ar_reader_error()).
+ */
+int ar_reader_next(ar_reader_t *r, ar_event_t *e);
+/* Next event in global sequence order across threads; same returns. A seq
+ * seen twice or out of order is AR_EFORMAT. Do not mix with ar_reader_next()
+ * without ar_reader_rewind(). */
+int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e);
+/* Restart iteration from the first block. */
+void ar_reader_rewind(ar_reader_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AR_TRACE_H */

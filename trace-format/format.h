@@ -1,0 +1,166 @@
+/*
+ * format.h — internal to trace-format/: the constants of SPEC.md and the
+ * varint primitives every encoder and decoder shares.
+ *
+ * Invariants: encoders never write past the `end` they are given (callers
+ * guarantee room via AR_EVENT_MAX_BYTES or check); decoders never read past
+ * `end` and report a short or overlong varint as failure instead.
+ */
+#ifndef AR_FORMAT_H
+#define AR_FORMAT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ar_trace.h"
+
+/* SPEC 2: frame magics. */
+#define AR_ZSTD_MAGIC 0xFD2FB528u
+#define AR_SKIP_MAGIC_MASK 0xFFFFFFF0u
+#define AR_SKIP_MAGIC_BASE 0x184D2A50u
+#define AR_HEADER_MAGIC 0x184D2A50u     /* skippable frame, nibble 0: the header */
+#define AR_DESCRIPTOR_MAGIC 0x184D2A51u /* skippable frame, nibble 1: a block descriptor */
+#define AR_FILE_MAGIC "ALLOCRRT"         /* first 8 payload bytes of the header frame */
+#define AR_FILE_MAGIC_LEN 8
+
+/* SPEC 3.2: block kinds. */
+enum { AR_BLOCK_EVENTS = 1, AR_BLOCK_META = 2 };
+
+/* SPEC 6: record types inside a decoded block. */
+enum {
+	AR_REC_EVENTS = 1,
+	AR_REC_THREAD_START = 2,
+	AR_REC_THREAD_EXIT = 3,
+	AR_REC_THREAD_NAME = 4,
+	AR_REC_STACK = 5,
+	AR_REC_MODULE = 6,
+	AR_REC_FOOTER = 7,
+};
+
+/* SPEC 5.3: the event header byte. */
+#define AR_EV_OP_MASK 0x1fu
+#define AR_EV_STACK 0x20u
+#define AR_EV_NULL_RESULT 0x40u
+#define AR_EV_RESERVED 0x80u
+
+/* SPEC 7: limits a reader enforces. */
+#define AR_LIMIT_HEADER_BYTES (1u << 20)
+#define AR_LIMIT_DESCRIPTOR_BYTES 256u
+#define AR_LIMIT_RAW_BLOCK (4u << 20)
+#define AR_LIMIT_NAME 31u
+#define AR_LIMIT_PATH 511u
+#define AR_LIMIT_BUILD_ID 64u
+
+static inline uint64_t ar_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t ar_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Write v as an LEB128 varint at p (at most 10 bytes); return the end. */
+static inline uint8_t *ar_put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+/* Read a varint from [*pp, end). Returns 0 and advances *pp, or -1 when the
+ * bytes end first or the value does not fit 64 bits (SPEC 5.4). */
+static inline int ar_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	if (p < end && *p < 0x80) { /* the common one-byte case */
+		*out = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (p >= end)
+			return -1;
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*out = v;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* SPEC 5.4: a pointer is stored as its difference to the thread's previous
+ * pointer; differences that are multiples of 16 (nearly all: allocators
+ * align to 16) drop those four zero bits, flagged by bit 0 = 0. Others are
+ * a lone 1 followed by the full zigzag difference. */
+static inline uint8_t *ar_put_ptr(uint8_t *p, uint64_t ptr, uint64_t prev)
+{
+	uint64_t d = ptr - prev;
+	if ((d & 15) == 0)
+		return ar_put_varint(p, ar_zigzag((int64_t)d >> 4) << 1);
+	*p++ = 1;
+	return ar_put_varint(p, ar_zigzag((int64_t)d));
+}
+
+static inline int ar_get_ptr(const uint8_t **pp, const uint8_t *end, uint64_t prev, uint64_t *out)
+{
+	uint64_t v;
+	if (ar_get_varint(pp, end, &v))
+		return -1;
+	if (v & 1) {
+		if (v != 1 || ar_get_varint(pp, end, &v))
+			return -1;
+		*out = prev + (uint64_t)ar_unzigzag(v);
+	} else {
+		*out = prev + ((uint64_t)ar_unzigzag(v >> 1) << 4);
+	}
+	return 0;
+}
+
+static inline void ar_put_u32le(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t ar_get_u32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Field masks of the ops SPEC 5.2 defines, indexed by op code (0 = unknown). */
+extern const uint8_t ar_known_op_fields[AR_OP_LIMIT];
+
+/* Bytes an EVENTS record keeps free at the start of an ar_evbuf_t so the
+ * writer can put the record's type and length in front of it (SPEC 6). */
+#define AR_EVBUF_RESERVE 16u
+
+/* Fill err (if not NULL) with a formatted message; returns code. */
+int ar_set_error(ar_error_t *err, int code, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Encode the header payload (SPEC 3.1) into buf; returns its length or
+ * AR_EFULL when cap is too small. */
+int ar_header_encode(const ar_header_t *h, uint8_t *buf, size_t cap);
+/* Decode a header payload of len bytes found at file offset `off`. */
+int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t off, ar_error_t *err);
+
+/* Decoder state for the events of one EVENTS record (SPEC 5.3). */
+typedef struct ar_evdec {
+	const uint8_t *p, *start, *end;
+	uint32_t thread;
+	uint64_t prev_seq, prev_time, prev_ptr; /* prev_time in time units */
+	const ar_header_t *hdr; /* for the op table and time unit */
+} ar_evdec_t;
+
+/* Decode one event; 1 = got one, 0 = record exhausted, AR_EFORMAT with a
+ * message naming the byte position within the record otherwise. */
+int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * iter.c — decode events block by block: in file order (ar_reader_next) and
+ * merged into global sequence order with a min-heap over per-thread cursors
+ * (ar_reader_next_merged).
+ *
+ * Invariants: a block is decompressed only when its first event is next;
+ * a thread's cursor holds at most one decoded block; every decoded block is
+ * checked against its descriptor (thread, count, first and last seq) so the
+ * index and the content can never disagree silently.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "reader_int.h"
+
+/* Decompress block `bi` into c and position its decoder on the first event. */
+static int cursor_open_block(ar_reader_t *r, cursor_t *c)
+{
+	const block_t *b = &r->blocks[c->block];
+	int rc = ar_block_decompress(r, b->data_offset, b->comp_size, b->raw_size, &c->buf, &c->buf_cap);
+	if (rc)
+		return rc;
+	const uint8_t *p = c->buf, *end = c->buf + b->raw_size;
+	uint64_t type = 0, len = 0, thread = 0, os_tid = 0;
+	if (ar_get_varint(&p, end, &type) || ar_get_varint(&p, end, &len) || type != AR_REC_EVENTS ||
+	    len != (uint64_t)(end - p))
+		return ar_reader_fail(r, AR_EFORMAT, b->offset,
+				      "events block at offset %llu: must hold exactly one EVENTS record",
+				      (unsigned long long)b->offset);
+	if (ar_get_varint(&p, end, &thread) || ar_get_varint(&p, end, &os_tid) || thread != b->thread ||
+	    os_tid != b->os_tid)
+		return ar_reader_fail(r, AR_EFORMAT, b->offset,
+				      "events block at offset %llu: thread %llu/%llu disagrees with its descriptor (%u/%llu)",
+				      (unsigned long long)b->offset, (unsigned long long)thread,
+				      (unsigned long long)os_tid, b->thread, (unsigned long long)b->os_tid);
+	c->dec = (ar_evdec_t){p, c->buf, end, b->thread, 0, 0, 0, &r->hdr};
+	c->decoded = 1;
+	c->seen = 0;
+	return 0;
+}
+
+/* Put the next event of c's current block into c->ev, or finish the block
+ * (checking it against its descriptor) and move to `next`. Returns 0 with
+ * has_ev set or cleared, or a negative code. */
+static int cursor_step(ar_reader_t *r, cursor_t *c, int64_t next)
+{
+	const block_t *b = &r->blocks[c->block];
+	char why[200];
+	int got = ar_evdec_next(&c->dec, &c->ev, why, sizeof why);
+	if (got < 0)
+		return ar_reader_fail(r, AR_EFORMAT, b->offset, "events block at offset %llu: %s",
+				      (unsigned long long)b->offset, why);
+	if (got == 1) {
+		if (c->seen == 0 && c->ev.seq != b->first_seq)
+			return ar_reader_fail(r, AR_EFORMAT, b->offset,
+					      "events block at offset %llu: first seq %llu, descriptor says %llu",
+					      (unsigned long long)b->offset, (unsigned long long)c->ev.seq,
+					      (unsigned long long)b->first_seq);
+		if (++c->seen > b->count)
+			return ar_reader_fail(r, AR_EFORMAT, b->offset,
+					      "events block at offset %llu: more events than the %llu its descriptor says",
+					      (unsigned long long)b->offset, (unsigned long long)b->count);
+		c->has_ev = 1;
+		return 0;
+	}
+	if (c->seen != b->count || c->dec.prev_seq != b->last_seq)
+		return ar_reader_fail(r, AR_EFORMAT, b->offset,
+				      "events block at offset %llu: %llu events ending at seq %llu, descriptor says %llu ending at %llu",
+				      (unsigned long long)b->offset, (unsigned long long)c->seen,
+				      (unsigned long long)c->dec.prev_seq, (unsigned long long)b->count,
+				      (unsigned long long)b->last_seq);
+	c->decoded = 0;
+	c->has_ev = 0;
+	c->block = next;
+	return 0;
+}
+
+void ar_reader_rewind(ar_reader_t *r)
+{
+	r->file_cur.block = r->nblocks ? 0 : -1;
+	r->file_cur.decoded = r->file_cur.has_ev = 0;
+	for (uint32_t i = 0; r->curs && i < r->nthreads; i++)
+		free(r->curs[i].buf);
+	free(r->curs);
+	free(r->heap);
+	r->curs = NULL;
+	r->heap = NULL;
+	r->heap_len = 0;
+	r->merged_started = 0;
+	r->last_merged_seq = 0;
+	r->iter_error = 0;
+}
+
+int ar_reader_next(ar_reader_t *r, ar_event_t *e)
+{
+	if (r->iter_error)
+		return r->iter_error;
+	cursor_t *c = &r->file_cur;
+	while (c->block >= 0) {
+		int rc = 0;
+		if (!c->decoded)
+			rc = cursor_open_block(r, c);
+		if (rc == 0) {
+			int64_t next = (size_t)c->block + 1 < r->nblocks ? c->block + 1 : -1;
+			rc = cursor_step(r, c, next);
+		}
+		if (rc)
+			return r->iter_error = rc;
+		if (c->has_ev) {
+			c->has_ev = 0;
+			*e = c->ev;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- merged order ---------------------------------------------------------- */
+
+/* The seq that orders cursor i: its next event, or its next block's first. */
+static uint64_t cursor_key(const ar_reader_t *r, uint32_t i)
+{
+	const cursor_t *c = &r->curs[i];
+	return c->has_ev ? c->ev.seq : r->blocks[c->block].first_seq;
+}
+
+static void heap_down(ar_reader_t *r, uint32_t pos)
+{
+	uint32_t *h = r->heap, n = r->heap_len;
+	for (;;) {
+		uint32_t l = 2 * pos + 1, m = pos;
+		if (l < n && cursor_key(r, h[l]) < cursor_key(r, h[m]))
+			m = l;
+		if (l + 1 < n && cursor_key(r, h[l + 1]) < cursor_key(r, h[m]))
+			m = l + 1;
+		if (m == pos)
+			return;
+		uint32_t t = h[pos];
+		h[pos] = h[m];
+		h[m] = t;
+		pos = m;
+	}
+}
+
+static int merged_start(ar_reader_t *r)
+{
+	r->curs = calloc(r->nthreads ? r->nthreads : 1, sizeof *r->curs);
+	r->heap = calloc(r->nthreads ? r->nthreads : 1, sizeof *r->heap);
+	if (!r->curs || !r->heap)
+		return ar_reader_fail(r, AR_ENOMEM, 0, "out of memory for %u thread cursors", r->nthreads);
+	for (uint32_t i = 0; i < r->nthreads; i++) {
+		r->curs[i].block = r->threads[i].first_block;
+		if (r->curs[i].block >= 0)
+			r->heap[r->heap_len++] = i;
+	}
+	for (uint32_t i = r->heap_len / 2; i-- > 0;)
+		heap_down(r, i);
+	r->merged_started = 1;
+	return 0;
+}
+
+int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
+{
+	if (r->iter_error)
+		return r->iter_error;
+	int rc = 0;
+	if (!r->merged_started && (rc = merged_start(r)))
+		return r->iter_error = rc;
+	while (r->heap_len) {
+		uint32_t i = r->heap[0];
+		cursor_t *c = &r->curs[i];
+		if (!c->has_ev) {
+			/* The head has an undecoded block: open it and take its
+			 * first event, whose seq equals the key it was ordered by. */
+			if (!c->decoded && (rc = cursor_open_block(r, c)))
+				return r->iter_error = rc;
+			if ((rc = cursor_step(r, c, r->blocks[c->block].next_of_thread)))
+				return r->iter_error = rc;
+			if (!c->has_ev) {
+				if (c->block < 0) {
+					free(c->buf);
+					c->buf = NULL;
+					r->heap[0] = r->heap[--r->heap_len];
+				}
+				heap_down(r, 0);
+				continue;
+			}
+		}
+		if (c->ev.seq <= r->last_merged_seq) /* SPEC 4: seq numbers are unique */
+			return r->iter_error = ar_reader_fail(
+				       r, AR_EFORMAT, r->blocks[c->block].offset,
+				       "thread %u: seq %llu comes after seq %llu in merged order (duplicate or out of order)",
+				       c->ev.thread, (unsigned long long)c->ev.seq,
+				       (unsigned long long)r->last_merged_seq);
+		*e = c->ev;
+		r->last_merged_seq = e->seq;
+		c->has_ev = 0;
+		/* Peek the next event so the heap orders this cursor by it. */
+		if ((rc = cursor_step(r, c, r->blocks[c->block].next_of_thread)))
+			return r->iter_error = rc;
+		if (!c->has_ev && c->block < 0) {
+			free(c->buf);
+			c->buf = NULL;
+			r->heap[0] = r->heap[--r->heap_len];
+		}
+		heap_down(r, 0);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,583 @@
+/*
+ * reader.c — open a trace and index it (SPEC 3, 7): walk the frames, keep
+ * one small entry per events block, decode metadata blocks on the spot.
+ *
+ * Invariants: nothing past the first bad or missing byte is believed; the
+ * index holds only complete blocks; memory grows with the number of blocks,
+ * threads, stacks and modules, never with the number of events.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader_int.h"
+
+int ar_grow(void **arr, size_t sz, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * sz);
+	if (!p)
+		return AR_ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+int ar_reader_fail(ar_reader_t *r, int code, uint64_t offset, const char *fmt, ...)
+{
+	r->err.code = code;
+	r->err.offset = offset;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err.msg, sizeof r->err.msg, fmt, ap);
+	va_end(ap);
+	r->status = code == AR_ETRUNCATED ? AR_STATUS_TRUNCATED : AR_STATUS_CORRUPT;
+	return code;
+}
+
+static uint32_t hash32(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	return x ^ (x >> 16);
+}
+
+/* Find `key` in an open-addressing table of slot+1 values; *pos gets the
+ * position where it is or where it would go. */
+static uint32_t *hash_find(uint32_t *tab, uint32_t cap, uint32_t key, const void *slots, size_t sz,
+			   size_t key_off)
+{
+	for (uint32_t i = hash32(key) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		if (tab[i] == 0)
+			return &tab[i];
+		uint32_t k;
+		memcpy(&k, (const char *)slots + (tab[i] - 1) * sz + key_off, sizeof k);
+		if (k == key)
+			return &tab[i];
+	}
+}
+
+/* Rebuild a hash table with twice the room when it is half full. */
+static int hash_reserve(uint32_t **tab, uint32_t *cap, uint32_t n, const void *slots, size_t sz, size_t key_off)
+{
+	if (*cap && (n + 1) * 2 <= *cap)
+		return 0;
+	uint32_t ncap = *cap ? *cap * 2 : 64;
+	uint32_t *t = calloc(ncap, sizeof *t);
+	if (!t)
+		return AR_ENOMEM;
+	for (uint32_t s = 0; s < n; s++) {
+		uint32_t k;
+		memcpy(&k, (const char *)slots + s * sz + key_off, sizeof k);
+		*hash_find(t, ncap, k, slots, sz, key_off) = s + 1;
+	}
+	free(*tab);
+	*tab = t;
+	*cap = ncap;
+	return 0;
+}
+
+thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create)
+{
+	const size_t off = offsetof(thread_slot_t, info.index);
+	if (r->thread_hash_cap) {
+		uint32_t *h = hash_find(r->thread_hash, r->thread_hash_cap, index, r->threads, sizeof *r->threads, off);
+		if (*h)
+			return &r->threads[*h - 1];
+	}
+	if (!create)
+		return NULL;
+	size_t cap = r->threads_cap;
+	if (hash_reserve(&r->thread_hash, &r->thread_hash_cap, r->nthreads, r->threads, sizeof *r->threads, off) ||
+	    ar_grow((void **)&r->threads, sizeof *r->threads, &cap, r->nthreads + 1u))
+		return NULL;
+	r->threads_cap = (uint32_t)cap;
+	thread_slot_t *t = &r->threads[r->nthreads];
+	memset(t, 0, sizeof *t);
+	t->info.index = index;
+	t->first_block = t->last_block = -1;
+	*hash_find(r->thread_hash, r->thread_hash_cap, index, r->threads, sizeof *r->threads, off) = ++r->nthreads;
+	return t;
+}
+
+static int pread_all(ar_reader_t *r, void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t k = pread(r->fd, (char *)buf + done, n - done, (off_t)(off + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r->err.sys_errno = errno;
+			return ar_reader_fail(r, AR_EIO, off, "%s: read failed: %s", r->name, strerror(errno));
+		}
+		if (k == 0)
+			return ar_reader_fail(r, AR_ETRUNCATED, off, "%s: unexpected end of file", r->name);
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, uint8_t **buf,
+			size_t *cap)
+{
+	uint8_t *src = malloc(comp ? comp : 1);
+	if (!src || ar_grow((void **)buf, 1, cap, raw ? raw : 1)) {
+		free(src);
+		return ar_reader_fail(r, AR_ENOMEM, data_offset, "out of memory for a %u-byte block", raw);
+	}
+	int rc = pread_all(r, src, comp, data_offset);
+	if (rc == 0) {
+		size_t got = ZSTD_decompressDCtx(r->dctx, *buf, raw, src, comp);
+		if (ZSTD_isError(got))
+			rc = ar_reader_fail(r, AR_EFORMAT, data_offset, "corrupt block at offset %llu: zstd: %s",
+					    (unsigned long long)data_offset, ZSTD_getErrorName(got));
+		else if (got != raw)
+			rc = ar_reader_fail(r, AR_EFORMAT, data_offset,
+					    "corrupt block at offset %llu: decodes to %zu bytes, descriptor says %u",
+					    (unsigned long long)data_offset, got, raw);
+	}
+	free(src);
+	return rc;
+}
+
+/* Parse the records of a metadata block (SPEC 6.2-6.7). */
+typedef struct {
+	const uint8_t *p, *start, *end;
+	int bad;
+} mrd_t;
+
+static uint64_t mvar(mrd_t *m)
+{
+	uint64_t v = 0;
+	if (!m->bad && ar_get_varint(&m->p, m->end, &v) != 0)
+		m->bad = 1;
+	return v;
+}
+
+static void mstr(mrd_t *m, char *out, size_t cap, uint32_t *len_out)
+{
+	uint64_t n = mvar(m);
+	if (m->bad || n >= cap || n > (uint64_t)(m->end - m->p)) {
+		m->bad = 1;
+		return;
+	}
+	memcpy(out, m->p, n);
+	out[n] = 0;
+	if (len_out)
+		*len_out = (uint32_t)n;
+	m->p += n;
+}
+
+static int add_stack(ar_reader_t *r, mrd_t *m)
+{
+	uint64_t id = mvar(m), depth = mvar(m);
+	if (m->bad || id == 0 || id > UINT32_MAX || depth > AR_STACK_MAX_DEPTH) {
+		m->bad = 1;
+		return 0;
+	}
+	const size_t off = offsetof(stack_slot_t, id);
+	size_t cap = r->stacks_cap, fcap = r->frames_cap;
+	if (hash_reserve(&r->stack_hash, &r->stack_hash_cap, r->nstacks, r->stacks, sizeof *r->stacks, off) ||
+	    ar_grow((void **)&r->stacks, sizeof *r->stacks, &cap, r->nstacks + 1u) ||
+	    ar_grow((void **)&r->frames, sizeof *r->frames, &fcap, r->nframes + depth))
+		return AR_ENOMEM;
+	r->stacks_cap = (uint32_t)cap;
+	r->frames_cap = fcap;
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < depth; i++) {
+		prev += (uint64_t)ar_unzigzag(mvar(m));
+		r->frames[r->nframes + i] = prev;
+	}
+	if (m->bad)
+		return 0;
+	uint32_t *h = hash_find(r->stack_hash, r->stack_hash_cap, (uint32_t)id, r->stacks, sizeof *r->stacks, off);
+	if (*h) /* a repeated id keeps its first definition (SPEC 6.5) */
+		return 0;
+	r->stacks[r->nstacks] = (stack_slot_t){(uint32_t)id, (uint32_t)depth, r->nframes};
+	r->nframes += depth;
+	*h = ++r->nstacks;
+	return 0;
+}
+
+static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t nrec, uint64_t off)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	uint64_t seen = 0;
+	while (p < end) {
+		uint64_t type, n;
+		size_t at = (size_t)(p - buf);
+		if (ar_get_varint(&p, end, &type) || ar_get_varint(&p, end, &n) || n > (uint64_t)(end - p))
+			return ar_reader_fail(r, AR_EFORMAT, off,
+					      "metadata block at offset %llu: record at byte %zu has a bad type or length",
+					      (unsigned long long)off, at);
+		mrd_t m = {p, p, p + n, 0};
+		int rc = 0;
+		switch (type) {
+		case AR_REC_THREAD_START: {
+			uint64_t idx = mvar(&m), tid = mvar(&m), seq = mvar(&m);
+			mvar(&m);
+			thread_slot_t *t = (!m.bad && idx <= UINT32_MAX) ? ar_thread_slot(r, (uint32_t)idx, 1) : NULL;
+			if (t) {
+				t->info.os_tid = tid;
+				t->info.start_seq = seq;
+			} else if (!m.bad && idx <= UINT32_MAX)
+				rc = AR_ENOMEM;
+			else
+				m.bad = 1;
+			break;
+		}
+		case AR_REC_THREAD_EXIT: {
+			uint64_t idx = mvar(&m), seq = mvar(&m);
+			mvar(&m);
+			thread_slot_t *t = (!m.bad && idx <= UINT32_MAX) ? ar_thread_slot(r, (uint32_t)idx, 1) : NULL;
+			if (t)
+				t->info.exit_seq = seq;
+			else
+				m.bad = 1;
+			break;
+		}
+		case AR_REC_THREAD_NAME: {
+			uint64_t idx = mvar(&m);
+			char name[sizeof r->threads->info.name];
+			mstr(&m, name, sizeof name, NULL);
+			thread_slot_t *t = (!m.bad && idx <= UINT32_MAX) ? ar_thread_slot(r, (uint32_t)idx, 1) : NULL;
+			if (t)
+				memcpy(t->info.name, name, sizeof name);
+			else
+				m.bad = 1;
+			break;
+		}
+		case AR_REC_STACK:
+			rc = add_stack(r, &m);
+			break;
+		case AR_REC_MODULE: {
+			ar_module_info_t mod;
+			memset(&mod, 0, sizeof mod);
+			mod.base = mvar(&m);
+			mod.size = mvar(&m);
+			mstr(&m, mod.path, sizeof mod.path, NULL);
+			char bid[AR_LIMIT_BUILD_ID + 1];
+			mstr(&m, bid, sizeof bid, &mod.build_id_len);
+			memcpy(mod.build_id, bid, sizeof mod.build_id);
+			size_t cap = r->modules_cap;
+			if (!m.bad) {
+				if (ar_grow((void **)&r->modules, sizeof mod, &cap, r->nmodules + 1u))
+					rc = AR_ENOMEM;
+				else {
+					r->modules_cap = (uint32_t)cap;
+					r->modules[r->nmodules++] = mod;
+				}
+			}
+			break;
+		}
+		case AR_REC_FOOTER: {
+			ar_footer_t f;
+			memset(&f, 0, sizeof f);
+			f.events = mvar(&m);
+			f.threads = mvar(&m);
+			f.blocks = mvar(&m);
+			f.last_seq = mvar(&m);
+			f.end_time_ns = mvar(&m);
+			f.dropped_events = mvar(&m);
+			uint64_t nops = mvar(&m);
+			for (uint64_t i = 0; !m.bad && i < nops; i++) {
+				uint64_t v = mvar(&m);
+				if (i < AR_OP_LIMIT)
+					f.events_by_op[i] = v;
+			}
+			if (!m.bad) {
+				r->footer = f;
+				r->has_footer = 1;
+			}
+			break;
+		}
+		case AR_REC_EVENTS:
+			return ar_reader_fail(r, AR_EFORMAT, off,
+					      "metadata block at offset %llu: an EVENTS record belongs in an events block",
+					      (unsigned long long)off);
+		default: /* SPEC 8: unknown record types are skipped by length */
+			break;
+		}
+		if (rc)
+			return ar_reader_fail(r, rc, off, "out of memory reading metadata");
+		if (m.bad)
+			return ar_reader_fail(r, AR_EFORMAT, off,
+					      "metadata block at offset %llu: record type %llu at byte %zu is malformed",
+					      (unsigned long long)off, (unsigned long long)type, at);
+		p += n;
+		seen++;
+	}
+	if (seen != nrec)
+		return ar_reader_fail(r, AR_EFORMAT, off,
+				      "metadata block at offset %llu: %llu records, descriptor says %llu",
+				      (unsigned long long)off, (unsigned long long)seen, (unsigned long long)nrec);
+	return 0;
+}
+
+/* Read and check one descriptor + block at *off; advance *off past it. */
+static int index_block(ar_reader_t *r, uint64_t *off, uint32_t dsize)
+{
+	uint64_t at = *off;
+	uint8_t d[AR_LIMIT_DESCRIPTOR_BYTES];
+	if (dsize > sizeof d)
+		return ar_reader_fail(r, AR_EFORMAT, at, "block descriptor at offset %llu is %u bytes, limit %u",
+				      (unsigned long long)at, dsize, AR_LIMIT_DESCRIPTOR_BYTES);
+	if (r->size - at - 8 < dsize)
+		return ar_reader_fail(r, AR_ETRUNCATED, at, "truncated after %llu events: descriptor at offset %llu is cut",
+				      (unsigned long long)r->events, (unsigned long long)at);
+	int rc = pread_all(r, d, dsize, at + 8);
+	if (rc)
+		return rc;
+	const uint8_t *p = d, *end = d + dsize;
+	uint64_t v[8];
+	for (int i = 0; i < 8; i++)
+		if (ar_get_varint(&p, end, &v[i]))
+			return ar_reader_fail(r, AR_EFORMAT, at, "block descriptor at offset %llu: field %d is not a varint",
+					      (unsigned long long)at, i);
+	uint64_t kind = v[0], thread = v[1], os_tid = v[2], count = v[3], first = v[4], last = v[5], raw = v[6],
+		 comp = v[7];
+	uint64_t data = at + 8 + dsize;
+	if (raw > AR_LIMIT_RAW_BLOCK || comp > ZSTD_compressBound(AR_LIMIT_RAW_BLOCK) || comp < 9)
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "block descriptor at offset %llu: sizes raw %llu / compressed %llu outside SPEC 7 limits",
+				      (unsigned long long)at, (unsigned long long)raw, (unsigned long long)comp);
+	if (r->size - data < comp)
+		return ar_reader_fail(r, AR_ETRUNCATED, at,
+				      "truncated after %llu events: block at offset %llu needs %llu bytes, file has %llu",
+				      (unsigned long long)r->events, (unsigned long long)data, (unsigned long long)comp,
+				      (unsigned long long)(r->size - data));
+	uint8_t magic[4];
+	if ((rc = pread_all(r, magic, 4, data)))
+		return rc;
+	if (ar_get_u32le(magic) != AR_ZSTD_MAGIC)
+		return ar_reader_fail(r, AR_EFORMAT, data, "offset %llu: expected a zstd frame after the block descriptor",
+				      (unsigned long long)data);
+	if (r->has_footer)
+		return ar_reader_fail(r, AR_EFORMAT, at, "offset %llu: block after the footer", (unsigned long long)at);
+	*off = data + comp;
+	r->nblocks_all++;
+
+	if (kind == AR_BLOCK_META) {
+		if ((rc = ar_block_decompress(r, data, (uint32_t)comp, (uint32_t)raw, &r->meta_buf, &r->meta_cap)))
+			return rc;
+		return parse_meta(r, r->meta_buf, raw, count, at);
+	}
+	if (kind != AR_BLOCK_EVENTS) /* SPEC 8: unknown block kinds are skipped */
+		return 0;
+	/* Each event takes at least 3 bytes (SPEC 5.3), which bounds count. */
+	if (thread > UINT32_MAX || count == 0 || count > raw / 3 || first == 0 || last < first)
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "block descriptor at offset %llu: inconsistent (thread %llu, %llu events, seq %llu..%llu)",
+				      (unsigned long long)at, (unsigned long long)thread, (unsigned long long)count,
+				      (unsigned long long)first, (unsigned long long)last);
+	thread_slot_t *t = ar_thread_slot(r, (uint32_t)thread, 1);
+	size_t cap = r->blocks_cap;
+	if (!t || ar_grow((void **)&r->blocks, sizeof *r->blocks, &cap, r->nblocks + 1))
+		return ar_reader_fail(r, AR_ENOMEM, at, "out of memory indexing blocks");
+	r->blocks_cap = cap;
+	if (t->last_block >= 0 && first <= t->last_seq) /* SPEC 4: a thread's seqs only grow */
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "block at offset %llu: thread %llu seq %llu does not follow its previous block's %llu",
+				      (unsigned long long)at, (unsigned long long)thread, (unsigned long long)first,
+				      (unsigned long long)t->last_seq);
+	block_t *b = &r->blocks[r->nblocks];
+	*b = (block_t){at, data, (uint32_t)comp, (uint32_t)raw, (uint32_t)thread, os_tid, count, first, last, -1};
+	if (t->last_block >= 0)
+		r->blocks[t->last_block].next_of_thread = (int64_t)r->nblocks;
+	else
+		t->first_block = (int64_t)r->nblocks;
+	t->last_block = (int64_t)r->nblocks;
+	t->last_seq = last;
+	t->info.os_tid = os_tid;
+	t->info.events += count;
+	r->nblocks++;
+	r->events += count;
+	return 0;
+}
+
+static int index_file(ar_reader_t *r, uint64_t off)
+{
+	while (off < r->size) {
+		uint8_t fh[8];
+		if (r->size - off < 8)
+			return ar_reader_fail(r, AR_ETRUNCATED, off, "truncated after %llu events: %llu stray bytes at offset %llu",
+					      (unsigned long long)r->events, (unsigned long long)(r->size - off),
+					      (unsigned long long)off);
+		int rc = pread_all(r, fh, 8, off);
+		if (rc)
+			return rc;
+		uint32_t magic = ar_get_u32le(fh), size = ar_get_u32le(fh + 4);
+		if (magic == AR_DESCRIPTOR_MAGIC) {
+			if ((rc = index_block(r, &off, size)))
+				return rc;
+		} else if ((magic & AR_SKIP_MAGIC_MASK) == AR_SKIP_MAGIC_BASE && magic != AR_HEADER_MAGIC) {
+			if (r->size - off - 8 < size) /* SPEC 8: other skippable frames are ignored */
+				return ar_reader_fail(r, AR_ETRUNCATED, off, "truncated after %llu events: frame at offset %llu is cut",
+						      (unsigned long long)r->events, (unsigned long long)off);
+			off += 8 + (uint64_t)size;
+		} else {
+			return ar_reader_fail(r, AR_EFORMAT, off, "offset %llu: unexpected frame (magic 0x%08x); expected a block descriptor",
+					      (unsigned long long)off, magic);
+		}
+	}
+	if (!r->has_footer)
+		return ar_reader_fail(r, AR_ETRUNCATED, r->size,
+				      "truncated after %llu events: no footer (the recorder did not close the trace)",
+				      (unsigned long long)r->events);
+	/* The footer must agree with what we indexed (SPEC 6.7). */
+	if (r->footer.events != r->events || r->footer.blocks + 1 != r->nblocks_all)
+		return ar_reader_fail(r, AR_EFORMAT, r->size,
+				      "footer says %llu events in %llu blocks, file has %llu in %llu",
+				      (unsigned long long)r->footer.events, (unsigned long long)r->footer.blocks,
+				      (unsigned long long)r->events, (unsigned long long)(r->nblocks_all - 1));
+	return 0;
+}
+
+int ar_reader_open_fd(ar_reader_t **out, int fd, const char *name, ar_error_t *err)
+{
+	*out = NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return ar_set_error(err, AR_EINVAL, 0, "%s: not a regular file (a trace must be seekable)", name);
+	ar_reader_t *r = calloc(1, sizeof *r);
+	if (!r || !(r->dctx = ZSTD_createDCtx())) {
+		free(r);
+		return ar_set_error(err, AR_ENOMEM, 0, "out of memory");
+	}
+	r->fd = fd;
+	r->size = (uint64_t)st.st_size;
+	snprintf(r->name, sizeof r->name, "%s", name);
+	r->file_cur.block = -1;
+
+	uint8_t fh[8];
+	int rc = r->size < 8 ? ar_reader_fail(r, AR_EFORMAT, 0, "%s: %llu bytes is too short for a trace", name,
+					      (unsigned long long)r->size)
+			     : pread_all(r, fh, 8, 0);
+	if (rc == 0 && ar_get_u32le(fh) != AR_HEADER_MAGIC)
+		rc = ar_reader_fail(r, AR_EFORMAT, 0, "%s: not an allocrr trace (%s)", name,
+				    ar_get_u32le(fh) == AR_ZSTD_MAGIC ? "a plain zstd file" : "no header frame at offset 0");
+	uint32_t hsize = rc == 0 ? ar_get_u32le(fh + 4) : 0;
+	if (rc == 0 && hsize > AR_LIMIT_HEADER_BYTES)
+		rc = ar_reader_fail(r, AR_EFORMAT, 4, "%s: header frame of %u bytes exceeds the %u-byte limit", name, hsize,
+				    AR_LIMIT_HEADER_BYTES);
+	if (rc == 0 && r->size - 8 < hsize)
+		rc = ar_reader_fail(r, AR_ETRUNCATED, 8, "%s: truncated inside the header frame", name);
+	uint8_t *hb = rc == 0 ? malloc(hsize ? hsize : 1) : NULL;
+	if (rc == 0 && !hb)
+		rc = ar_reader_fail(r, AR_ENOMEM, 8, "out of memory");
+	if (rc == 0 && (rc = pread_all(r, hb, hsize, 8)) == 0)
+		rc = ar_header_decode(&r->hdr, hb, hsize, 8, &r->err);
+	free(hb);
+	if (rc) {
+		if (r->err.code == 0)
+			r->err.code = rc;
+		if (err)
+			*err = r->err;
+		ar_reader_close(r);
+		return rc;
+	}
+	/* A bad block stops the index but not the open: the prefix is valid. */
+	if (index_file(r, 8 + (uint64_t)hsize) == AR_ENOMEM) {
+		if (err)
+			*err = r->err;
+		ar_reader_close(r);
+		return AR_ENOMEM;
+	}
+	r->file_cur.block = r->nblocks ? 0 : -1;
+	*out = r;
+	return 0;
+}
+
+int ar_reader_open(ar_reader_t **out, const char *path, ar_error_t *err)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		ar_set_error(err, AR_EIO, 0, "%s: %s", path, strerror(e));
+		if (err)
+			err->sys_errno = e;
+		return AR_EIO;
+	}
+	int rc = ar_reader_open_fd(out, fd, path, err);
+	if (rc)
+		close(fd);
+	else
+		(*out)->own_fd = 1;
+	return rc;
+}
+
+void ar_reader_close(ar_reader_t *r)
+{
+	if (!r)
+		return;
+	if (r->own_fd)
+		close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->file_cur.buf);
+	for (uint32_t i = 0; r->curs && i < r->nthreads; i++)
+		free(r->curs[i].buf);
+	free(r->curs);
+	free(r->heap);
+	free(r->meta_buf);
+	free(r->blocks);
+	free(r->threads);
+	free(r->thread_hash);
+	free(r->stacks);
+	free(r->stack_hash);
+	free(r->frames);
+	free(r->modules);
+	free(r);
+}
+
+const ar_header_t *ar_reader_header(const ar_reader_t *r) { return &r->hdr; }
+ar_status_t ar_reader_status(const ar_reader_t *r) { return r->status; }
+const ar_error_t *ar_reader_error(const ar_reader_t *r) { return &r->err; }
+const ar_footer_t *ar_reader_footer(const ar_reader_t *r) { return r->has_footer ? &r->footer : NULL; }
+uint64_t ar_reader_event_count(const ar_reader_t *r) { return r->events; }
+uint64_t ar_reader_block_count(const ar_reader_t *r) { return r->nblocks_all; }
+uint64_t ar_reader_file_size(const ar_reader_t *r) { return r->size; }
+uint32_t ar_reader_thread_count(const ar_reader_t *r) { return r->nthreads; }
+uint32_t ar_reader_stack_count(const ar_reader_t *r) { return r->nstacks; }
+uint32_t ar_reader_module_count(const ar_reader_t *r) { return r->nmodules; }
+
+const ar_thread_info_t *ar_reader_thread_at(const ar_reader_t *r, uint32_t i)
+{
+	return i < r->nthreads ? &r->threads[i].info : NULL;
+}
+
+const ar_thread_info_t *ar_reader_thread(const ar_reader_t *r, uint32_t index)
+{
+	thread_slot_t *t = ar_thread_slot((ar_reader_t *)r, index, 0);
+	return t ? &t->info : NULL;
+}
+
+const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i)
+{
+	return i < r->nmodules ? &r->modules[i] : NULL;
+}
+
+const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *depth)
+{
+	if (!r->stack_hash_cap)
+		return NULL;
+	uint32_t *h = hash_find(r->stack_hash, r->stack_hash_cap, id, r->stacks, sizeof *r->stacks,
+				offsetof(stack_slot_t, id));
+	if (!*h)
+		return NULL;
+	const stack_slot_t *s = &r->stacks[*h - 1];
+	if (depth)
+		*depth = s->depth;
+	return &r->frames[s->first];
+}

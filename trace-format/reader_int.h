@@ -1,0 +1,98 @@
+/*
+ * reader_int.h — the reader's private state, shared by reader.c (opening and
+ * indexing) and iter.c (decoding blocks and iterating).
+ */
+#ifndef AR_READER_INT_H
+#define AR_READER_INT_H
+
+#include <zstd.h>
+
+#include "format.h"
+
+typedef struct block {
+	uint64_t offset;      /* of the descriptor frame */
+	uint64_t data_offset; /* of the zstd frame */
+	uint32_t comp_size, raw_size;
+	uint32_t thread;
+	uint64_t os_tid, count, first_seq, last_seq;
+	int64_t next_of_thread; /* next events block of the same thread, or -1 */
+} block_t;
+
+typedef struct thread_slot {
+	ar_thread_info_t info;
+	int64_t first_block, last_block;
+	uint64_t last_seq; /* highest seq in its indexed blocks (SPEC 4: per-thread order) */
+} thread_slot_t;
+
+typedef struct stack_slot {
+	uint32_t id, depth;
+	uint64_t first; /* index into frames */
+} stack_slot_t;
+
+/* Iteration over the blocks of one thread (merged order) or of the file. */
+typedef struct cursor {
+	int64_t block; /* current block, -1 when done */
+	int decoded;   /* block is decompressed into buf and dec is live */
+	uint8_t *buf;
+	size_t buf_cap;
+	ar_evdec_t dec;
+	uint64_t seen; /* events decoded from the current block */
+	ar_event_t ev; /* the next event, when has_ev */
+	int has_ev;
+} cursor_t;
+
+struct ar_reader {
+	int fd, own_fd;
+	char name[256];
+	uint64_t size;
+	ar_header_t hdr;
+	ar_status_t status;
+	ar_error_t err;
+	int has_footer;
+	ar_footer_t footer;
+	ZSTD_DCtx *dctx;
+	uint8_t *meta_buf;
+	size_t meta_cap;
+
+	block_t *blocks; /* events blocks in file order */
+	size_t nblocks, blocks_cap;
+	uint64_t nblocks_all; /* every block including metadata ones */
+	uint64_t events;
+
+	thread_slot_t *threads;
+	uint32_t nthreads, threads_cap;
+	uint32_t *thread_hash; /* open addressing: slot+1, 0 = empty */
+	uint32_t thread_hash_cap;
+
+	stack_slot_t *stacks;
+	uint32_t nstacks, stacks_cap;
+	uint32_t *stack_hash;
+	uint32_t stack_hash_cap;
+	uint64_t *frames;
+	uint64_t nframes, frames_cap;
+
+	ar_module_info_t *modules;
+	uint32_t nmodules, modules_cap;
+
+	/* iteration */
+	cursor_t file_cur;
+	cursor_t *curs;     /* merged: one per thread with events */
+	uint32_t *heap;     /* indices into curs, min-heap on next seq */
+	uint32_t heap_len;
+	int merged_started;
+	uint64_t last_merged_seq;
+	int iter_error; /* sticky AR_E* once iteration failed */
+};
+
+/* Grow *arr (element size sz) so it holds at least need elements. */
+int ar_grow(void **arr, size_t sz, size_t *cap, size_t need);
+/* Thread slot for trace index `index`, creating it when create != 0. */
+thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create);
+/* Decompress the zstd frame of block b into *buf (growing it); 0 or AR_E*. */
+int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, uint8_t **buf,
+			size_t *cap);
+/* Mark the reader corrupt at `offset` with a message; returns AR_EFORMAT. */
+int ar_reader_fail(ar_reader_t *r, int code, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif
