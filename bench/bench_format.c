@@ -57,9 +57,9 @@ int main(int argc, char **argv)
 	ar_synth_init(&s, nthreads, 42);
 	ar_event_t *evs = malloc(chunk * sizeof *evs);
 	ar_evbuf_t *bufs = calloc(nthreads, sizeof *bufs);
-	uint8_t *mem = malloc((size_t)nthreads * AR_BLOCK_MAX);
+	uint8_t *mem = malloc((size_t)nthreads * AR_EVBUF_MAX_BYTES);
 	for (uint32_t t = 0; t < nthreads; t++)
-		ar_evbuf_reset(&bufs[t], mem + (size_t)t * AR_BLOCK_MAX, AR_BLOCK_MAX, t, 100 + t);
+		ar_evbuf_reset(&bufs[t], mem + (size_t)t * AR_EVBUF_MAX_BYTES, AR_EVBUF_MAX_BYTES, t, 100 + t);
 
 	double enc = 0;
 	for (size_t done = 0; done < total;) {
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 					fprintf(stderr, "bench_format: %s\n", err.msg);
 					return 2;
 				}
-				ar_evbuf_reset(b, b->data, AR_BLOCK_MAX, b->thread, b->os_tid);
+				ar_evbuf_reset(b, b->data, AR_EVBUF_MAX_BYTES, b->thread, b->os_tid);
 				ar_evbuf_append(b, &evs[i]);
 			}
 		}

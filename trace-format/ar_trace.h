@@ -193,24 +193,30 @@ typedef struct ar_mem {
 	void *opaque;
 } ar_mem_t;
 
-/* Raw bytes of one block before compression: at most this many. */
+/* Raw bytes of one metadata buffer: at most this many. */
 #define AR_BLOCK_MAX (256u * 1024u)
-/* A bound on one encoded event, so a buffer can promise room. */
-#define AR_EVENT_MAX_BYTES 96u
+/* Events of one block: at most this many (SPEC 7). */
+#define AR_EVBUF_MAX_EVENTS 16384u
+/* Bytes of caller storage per event in an ar_evbuf_t. */
+#define AR_EVENT_SLOT_BYTES 64u
+/* Storage for a full event buffer: 1 MiB. */
+#define AR_EVBUF_MAX_BYTES (AR_EVBUF_MAX_EVENTS * AR_EVENT_SLOT_BYTES)
 
 /*
- * A per-thread event buffer. The caller owns the storage (`data`, `cap`
- * bytes, cap <= AR_BLOCK_MAX); ar_evbuf_reset() prepares it for a thread.
- * Appending never allocates or locks; only the owning thread may append.
+ * A per-thread event buffer: the recorder's hot path. Appending stores the
+ * event as a fixed-size slot (no encoding, no allocation, no lock, no
+ * syscall); the compact columnar encoding of SPEC 5 happens when the writer
+ * turns the buffer into a block, off the hot path. The caller owns the
+ * storage (`data`, `cap` bytes, 8-byte aligned; up to AR_EVBUF_MAX_BYTES are
+ * used) and only the owning thread may append.
  */
 typedef struct ar_evbuf {
 	uint8_t *data;
-	size_t cap, len;
+	size_t cap;         /* usable bytes, a multiple of AR_EVENT_SLOT_BYTES */
+	uint32_t nevents;
 	uint32_t thread;
 	uint64_t os_tid;
-	uint32_t nevents;
-	uint64_t first_seq, last_seq;
-	uint64_t prev_seq, prev_time, prev_ptr; /* delta bases (SPEC 5.3); time in units */
+	uint64_t first_seq, last_seq; /* last_seq includes a final seq2 */
 	uint64_t events_by_op[AR_OP_LIMIT];
 } ar_evbuf_t;
 
@@ -218,10 +224,11 @@ typedef struct ar_evbuf {
 void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, uint64_t os_tid);
 
 /*
- * Encode e (its thread field is ignored: the buffer's thread is used) at the
- * end of b. Returns 0, AR_EFULL when fewer than AR_EVENT_MAX_BYTES remain
- * (nothing written: write the buffer out and reset it), or AR_EINVAL when the
- * event breaks a rule (unknown op, seq not increasing within the thread).
+ * Store e (its thread field is ignored: the buffer's thread is used) at the
+ * end of b. Returns 0, AR_EFULL when the buffer is full (nothing stored:
+ * write the buffer out, reset it and append again), or AR_EINVAL when the
+ * event breaks a rule (unknown op; seq not above the thread's previous seq
+ * or seq2, SPEC 4; seq2 not above seq).
  */
 int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e);
 
@@ -250,8 +257,8 @@ typedef struct ar_writer ar_writer_t;
  */
 int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, const ar_mem_t *mem,
 		   ar_error_t *err);
-/* Compress b into one events block and write it; b may be reset afterwards.
- * An empty buffer writes nothing. */
+/* Encode b (SPEC 5), compress it into one events block and write it; b may
+ * be reset afterwards. An empty buffer writes nothing. */
 int ar_writer_write_events(ar_writer_t *w, const ar_evbuf_t *b, ar_error_t *err);
 /* Compress m into one metadata block and write it. */
 int ar_writer_write_meta(ar_writer_t *w, const ar_metabuf_t *m, ar_error_t *err);

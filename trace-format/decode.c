@@ -1,95 +1,143 @@
 /*
- * decode.c — decode the events of one EVENTS record (SPEC 5.3), checking
- * every field: the op must be in the header's op table, reserved bits clear,
- * sequence numbers strictly increasing within the thread, no varint may run
- * past the record.
+ * decode.c — decode the events of one columnar EVENTS record (SPEC 5),
+ * checking every field: the op must be in the header's op table, reserved
+ * bits clear, sequence numbers strictly increasing within the thread,
+ * pointer references inside the history, no varint past its column, and at
+ * the end every column used up exactly.
  */
 #include <stdio.h>
 
 #include "format.h"
 
-#define BAD(...)                                       \
-	do {                                           \
-		snprintf(why, why_len, __VA_ARGS__);   \
-		return AR_EFORMAT;                     \
+#define BAD(...)                                     \
+	do {                                         \
+		snprintf(why, why_len, __VA_ARGS__); \
+		return AR_EFORMAT;                   \
 	} while (0)
 
-#define GET(var, what)                                                                              \
-	do {                                                                                        \
-		if (ar_get_varint(&p, d->end, &(var)) != 0)                                         \
-			BAD("event at record byte %zu: %s runs past the record or is not a varint", \
-			    (size_t)(start - d->start), what);                                      \
+static const char *const col_names[AR_NCOLS] = {"op", "sequence", "time", "pointer", "argument", "stack"};
+
+int ar_evdec_open(ar_evdec_t *d, const uint8_t *p, const uint8_t *end, const ar_header_t *hdr, char *why,
+		  size_t why_len)
+{
+	memset(d, 0, sizeof *d);
+	d->body = p;
+	d->hdr = hdr;
+	uint64_t thread, os_tid, count;
+	if (ar_get_varint(&p, end, &thread) || ar_get_varint(&p, end, &os_tid) || ar_get_varint(&p, end, &count))
+		BAD("EVENTS record head is cut short");
+	if (thread > UINT32_MAX || count == 0 || count > AR_EVBUF_MAX_EVENTS)
+		BAD("EVENTS record: thread %llu or count %llu out of range (count limit %u)",
+		    (unsigned long long)thread, (unsigned long long)count, AR_EVBUF_MAX_EVENTS);
+	for (int c = 0; c < AR_NCOLS; c++) {
+		uint64_t n;
+		if (ar_get_varint(&p, end, &n) || n > (uint64_t)(end - p))
+			BAD("EVENTS record: %s column length runs past the record", col_names[c]);
+		d->col[c] = p;
+		d->col_end[c] = p + n;
+		p += n;
+	}
+	if (p != end)
+		BAD("EVENTS record: %zu bytes after the last column", (size_t)(end - p));
+	if ((uint64_t)(d->col_end[AR_COL_OPS] - d->col[AR_COL_OPS]) != count)
+		BAD("EVENTS record: op column has %zu bytes for %llu events",
+		    (size_t)(d->col_end[AR_COL_OPS] - d->col[AR_COL_OPS]), (unsigned long long)count);
+	d->thread = (uint32_t)thread;
+	d->os_tid = os_tid;
+	d->count = (uint32_t)count;
+	return 0;
+}
+
+#define GET(c, var, what)                                                                         \
+	do {                                                                                      \
+		if (ar_get_varint(&d->col[c], d->col_end[c], &(var)) != 0)                        \
+			BAD("event %u: %s runs past the %s column", d->seen, what, col_names[c]); \
 	} while (0)
 
-#define GETPTR(var, prev, what)                                                                     \
-	do {                                                                                        \
-		if (ar_get_ptr(&p, d->end, prev, &(var)) != 0)                                      \
-			BAD("event at record byte %zu: %s runs past the record or is malformed",    \
-			    (size_t)(start - d->start), what);                                      \
-	} while (0)
+/* Decode one pointer code (SPEC 5.4); `hist`/`n` is the other history. */
+static int get_pointer(ar_evdec_t *d, uint64_t *out, const uint64_t *hist, uint32_t n, char *why, size_t why_len)
+{
+	uint64_t v;
+	GET(AR_COL_PTR, v, "pointer");
+	if ((v & 1) == AR_PTR_REF) {
+		if ((v >> 1) >= n)
+			BAD("event %u: pointer reference %llu back, but the history holds %u", d->seen,
+			    (unsigned long long)(v >> 1) + 1, n);
+		*out = hist[n - 1 - (v >> 1)];
+	} else if ((v & 3) == AR_PTR_DELTA16) {
+		*out = d->prev_ptr + ((uint64_t)ar_unzigzag(v >> 2) << 4);
+	} else if (v == AR_PTR_DELTA) {
+		GET(AR_COL_PTR, v, "pointer delta");
+		*out = d->prev_ptr + (uint64_t)ar_unzigzag(v);
+	} else {
+		BAD("event %u: pointer code 0x%llx is not defined", d->seen, (unsigned long long)v);
+	}
+	d->prev_ptr = *out;
+	return 0;
+}
 
 int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 {
-	const uint8_t *p = d->p, *start = d->p;
-	if (p >= d->end)
+	if (d->seen == d->count) {
+		for (int c = 0; c < AR_NCOLS; c++)
+			if (d->col[c] != d->col_end[c])
+				BAD("EVENTS record: %zu bytes left in the %s column after %u events",
+				    (size_t)(d->col_end[c] - d->col[c]), col_names[c], d->count);
 		return 0;
-	uint8_t h = *p++;
+	}
+	uint8_t h = *d->col[AR_COL_OPS]++;
 	unsigned op = h & AR_EV_OP_MASK;
 	if (h & AR_EV_RESERVED)
-		BAD("event at record byte %zu: reserved bit 7 set in header byte 0x%02x", (size_t)(start - d->start), h);
+		BAD("event %u: reserved bit 7 set in op byte 0x%02x", d->seen, h);
 	if (op == 0 || d->hdr->ops[op].name[0] == 0)
-		BAD("event at record byte %zu: op code %u is not in the header's op table", (size_t)(start - d->start), op);
+		BAD("event %u: op code %u is not in the header's op table", d->seen, op);
 	unsigned f = d->hdr->ops[op].fields;
 	if ((h & AR_EV_NULL_RESULT) && !(f & AR_F_RESULT))
-		BAD("event at record byte %zu: null-result flag on %s, which returns nothing",
-		    (size_t)(start - d->start), d->hdr->ops[op].name);
+		BAD("event %u: null-result flag on %s, which returns nothing", d->seen, d->hdr->ops[op].name);
 
 	memset(e, 0, sizeof *e);
 	e->op = (uint8_t)op;
 	e->thread = d->thread;
 	uint64_t v;
-	GET(v, "seq");
+	GET(AR_COL_SEQ, v, "seq");
 	if (v >= UINT64_MAX - d->prev_seq)
-		BAD("event at record byte %zu: seq overflows", (size_t)(start - d->start));
+		BAD("event %u: seq overflows", d->seen);
 	e->seq = d->prev_seq + v + 1;
-	uint64_t last = e->seq;
+	d->prev_seq = e->seq;
 	if (f & AR_F_SEQ2) {
-		GET(v, "seq2");
+		GET(AR_COL_SEQ, v, "seq2");
 		if (v >= UINT64_MAX - e->seq)
-			BAD("event at record byte %zu: seq2 overflows", (size_t)(start - d->start));
+			BAD("event %u: seq2 overflows", d->seen);
 		e->seq2 = e->seq + v + 1;
-		last = e->seq2;
+		d->prev_seq = e->seq2;
 	}
-	GET(v, "time");
-	uint64_t t = d->prev_time + (uint64_t)ar_unzigzag(v);
-	e->time_ns = t * d->hdr->time_unit_ns;
-	uint64_t prev_ptr = d->prev_ptr;
+	GET(AR_COL_TIME, v, "time");
+	d->prev_time += (uint64_t)ar_unzigzag(v);
+	e->time_ns = d->prev_time * d->hdr->time_unit_ns;
 	if (f & AR_F_PTR) {
-		GETPTR(e->ptr, prev_ptr, "pointer");
-		prev_ptr = e->ptr;
+		if (get_pointer(d, &e->ptr, d->outs, d->nout, why, why_len))
+			return AR_EFORMAT;
+		d->ins[d->nin++] = e->ptr;
 	}
 	if (f & AR_F_ALIGN)
-		GET(e->align, "alignment");
+		GET(AR_COL_ARGS, e->align, "alignment");
 	if (f & AR_F_COUNT)
-		GET(e->count, "count");
+		GET(AR_COL_ARGS, e->count, "count");
 	if (f & AR_F_SIZE)
-		GET(e->size, "size");
+		GET(AR_COL_ARGS, e->size, "size");
 	if ((f & AR_F_RESULT) && !(h & AR_EV_NULL_RESULT)) {
-		GETPTR(e->result, prev_ptr, "result");
-		prev_ptr = e->result;
+		if (get_pointer(d, &e->result, d->ins, d->nin, why, why_len))
+			return AR_EFORMAT;
 		if (e->result == 0) /* SPEC 5.3: a NULL result is said by the flag only */
-			BAD("event at record byte %zu: result 0 without the null-result flag", (size_t)(start - d->start));
+			BAD("event %u: result 0 without the null-result flag", d->seen);
+		d->outs[d->nout++] = e->result;
 	}
 	if (h & AR_EV_STACK) {
-		GET(v, "stack id");
+		GET(AR_COL_STACK, v, "stack id");
 		if (v == 0 || v > UINT32_MAX)
-			BAD("event at record byte %zu: stack id %llu out of range", (size_t)(start - d->start),
-			    (unsigned long long)v);
+			BAD("event %u: stack id %llu out of range", d->seen, (unsigned long long)v);
 		e->stack = (uint32_t)v;
 	}
-	d->p = p;
-	d->prev_seq = last;
-	d->prev_time = t;
-	d->prev_ptr = prev_ptr;
+	d->seen++;
 	return 1;
 }

@@ -1,11 +1,10 @@
 /*
- * evbuf.c — encode events and metadata records into caller-owned buffers
- * (SPEC 5.3 and 6). This is the recorder's hot path: no allocation, no lock,
- * no syscall, and an event either goes in whole or not at all.
+ * evbuf.c — the recorder's hot path and the metadata records.
  *
- * Invariant: an ar_evbuf_t holds AR_EVBUF_RESERVE free bytes, then the
- * EVENTS record body (thread index, OS tid, events); the delta bases reset at
- * every buffer so each block decodes alone.
+ * ar_evbuf_append stores an event as one fixed 64-byte slot after checking
+ * the SPEC 4 rules; it never allocates, locks, makes a syscall or stores a
+ * partial event. Encoding happens later in encode.c, on the writer's thread.
+ * Metadata records are encoded directly (they are rare).
  */
 #include "format.h"
 
@@ -13,68 +12,37 @@ void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, u
 {
 	memset(b, 0, sizeof *b);
 	b->data = data;
-	b->cap = cap > AR_BLOCK_MAX ? AR_BLOCK_MAX : cap;
+	if (cap > AR_EVBUF_MAX_BYTES)
+		cap = AR_EVBUF_MAX_BYTES;
+	b->cap = cap - cap % AR_EVENT_SLOT_BYTES;
 	b->thread = thread;
 	b->os_tid = os_tid;
-	uint8_t *p = data + AR_EVBUF_RESERVE;
-	p = ar_put_varint(p, thread);
-	p = ar_put_varint(p, os_tid);
-	b->len = (size_t)(p - data);
 }
 
 int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 {
-	if (b->cap - b->len < AR_EVENT_MAX_BYTES)
+	if ((size_t)(b->nevents + 1) * AR_EVENT_SLOT_BYTES > b->cap)
 		return AR_EFULL;
 	unsigned op = e->op;
-	if (op >= AR_OP_LIMIT || ar_known_op_fields[op] == 0 || e->seq <= b->prev_seq)
+	if (op >= AR_OP_LIMIT || ar_known_op_fields[op] == 0)
 		return AR_EINVAL;
 	unsigned f = ar_known_op_fields[op];
-	if ((f & AR_F_SEQ2) && e->seq2 <= e->seq)
+	/* SPEC 4: within a thread every seq (and seq2) is above the last one. */
+	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
 		return AR_EINVAL;
-
-	uint8_t *p = b->data + b->len;
-	uint8_t h = (uint8_t)op;
-	if (e->stack)
-		h |= AR_EV_STACK;
-	if ((f & AR_F_RESULT) && e->result == 0)
-		h |= AR_EV_NULL_RESULT;
-	*p++ = h;
-	/* SPEC 5.3: seq is stored as the gap minus one to the thread's previous
-	 * sequence number, which is the previous event's seq2 when it had one. */
-	p = ar_put_varint(p, e->seq - b->prev_seq - 1);
-	uint64_t last = e->seq;
-	if (f & AR_F_SEQ2) {
-		p = ar_put_varint(p, e->seq2 - e->seq - 1);
-		last = e->seq2;
-	}
-	uint64_t t = e->time_ns >> AR_TIME_UNIT_SHIFT;
-	p = ar_put_varint(p, ar_zigzag((int64_t)(t - b->prev_time)));
-	uint64_t prev_ptr = b->prev_ptr;
-	if (f & AR_F_PTR) {
-		p = ar_put_ptr(p, e->ptr, prev_ptr);
-		prev_ptr = e->ptr;
-	}
-	if (f & AR_F_ALIGN)
-		p = ar_put_varint(p, e->align);
-	if (f & AR_F_COUNT)
-		p = ar_put_varint(p, e->count);
-	if (f & AR_F_SIZE)
-		p = ar_put_varint(p, e->size);
-	if ((f & AR_F_RESULT) && e->result) {
-		p = ar_put_ptr(p, e->result, prev_ptr);
-		prev_ptr = e->result;
-	}
-	if (e->stack)
-		p = ar_put_varint(p, e->stack);
-
-	b->len = (size_t)(p - b->data);
-	b->prev_ptr = prev_ptr;
-	b->prev_time = t;
-	b->prev_seq = last;
+	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nevents * AR_EVENT_SLOT_BYTES);
+	s->seq = e->seq;
+	s->seq2 = (f & AR_F_SEQ2) ? e->seq2 : 0;
+	s->time_ns = e->time_ns;
+	s->ptr = (f & AR_F_PTR) ? e->ptr : 0;
+	s->result = (f & AR_F_RESULT) ? e->result : 0;
+	s->size = (f & AR_F_SIZE) ? e->size : 0;
+	s->aux = (f & AR_F_ALIGN) ? e->align : (f & AR_F_COUNT) ? e->count : 0;
+	s->stack = e->stack;
+	s->op = (uint8_t)op;
 	if (b->nevents++ == 0)
 		b->first_seq = e->seq;
-	b->last_seq = last;
+	b->last_seq = s->seq2 ? s->seq2 : s->seq;
 	b->events_by_op[op]++;
 	return 0;
 }

@@ -3,7 +3,7 @@
  * varint primitives every encoder and decoder shares.
  *
  * Invariants: encoders never write past the `end` they are given (callers
- * guarantee room via AR_EVENT_MAX_BYTES or check); decoders never read past
+ * size buffers with ar_enc_bound() or check); decoders never read past
  * `end` and report a short or overlong varint as failure instead.
  */
 #ifndef AR_FORMAT_H
@@ -93,34 +93,6 @@ static inline int ar_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t
 	return -1;
 }
 
-/* SPEC 5.4: a pointer is stored as its difference to the thread's previous
- * pointer; differences that are multiples of 16 (nearly all: allocators
- * align to 16) drop those four zero bits, flagged by bit 0 = 0. Others are
- * a lone 1 followed by the full zigzag difference. */
-static inline uint8_t *ar_put_ptr(uint8_t *p, uint64_t ptr, uint64_t prev)
-{
-	uint64_t d = ptr - prev;
-	if ((d & 15) == 0)
-		return ar_put_varint(p, ar_zigzag((int64_t)d >> 4) << 1);
-	*p++ = 1;
-	return ar_put_varint(p, ar_zigzag((int64_t)d));
-}
-
-static inline int ar_get_ptr(const uint8_t **pp, const uint8_t *end, uint64_t prev, uint64_t *out)
-{
-	uint64_t v;
-	if (ar_get_varint(pp, end, &v))
-		return -1;
-	if (v & 1) {
-		if (v != 1 || ar_get_varint(pp, end, &v))
-			return -1;
-		*out = prev + (uint64_t)ar_unzigzag(v);
-	} else {
-		*out = prev + ((uint64_t)ar_unzigzag(v >> 1) << 4);
-	}
-	return 0;
-}
-
 static inline void ar_put_u32le(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
@@ -137,9 +109,44 @@ static inline uint32_t ar_get_u32le(const uint8_t *p)
 /* Field masks of the ops SPEC 5.2 defines, indexed by op code (0 = unknown). */
 extern const uint8_t ar_known_op_fields[AR_OP_LIMIT];
 
-/* Bytes an EVENTS record keeps free at the start of an ar_evbuf_t so the
- * writer can put the record's type and length in front of it (SPEC 6). */
-#define AR_EVBUF_RESERVE 16u
+/* One event as ar_evbuf_append stores it: fixed size, no encoding. */
+typedef struct ar_slot {
+	uint64_t seq, seq2, time_ns, ptr, result, size;
+	uint64_t aux; /* the op's alignment or count: no v1 op has both */
+	uint32_t stack;
+	uint8_t op, pad[3];
+} ar_slot_t;
+_Static_assert(sizeof(ar_slot_t) == AR_EVENT_SLOT_BYTES, "slot size is part of the evbuf contract");
+
+/* SPEC 5.2: the columns of an EVENTS record, in order. */
+enum { AR_COL_OPS, AR_COL_SEQ, AR_COL_TIME, AR_COL_PTR, AR_COL_ARGS, AR_COL_STACK, AR_NCOLS };
+
+/* SPEC 5.4: pointer codes, told apart by their low bits. */
+#define AR_PTR_REF 0u       /* xx0: reference k-1 into the other history */
+#define AR_PTR_DELTA16 1u   /* x01: zigzag(delta / 16) */
+#define AR_PTR_DELTA 3u     /* 011 exactly, then a varint zigzag(delta) */
+
+/* The writer's columnar encoder (encode.c). Its scratch memory and the
+ * pointer map come from the writer's ar_mem_t, once. */
+typedef struct ar_ptr_entry {
+	uint64_t addr;
+	uint32_t gen;             /* block generation that filled this entry */
+	uint32_t last_in, last_out; /* 1 + index in the input/result history, 0 = none */
+} ar_ptr_entry_t;
+
+typedef struct ar_enc {
+	uint8_t *col[AR_NCOLS];
+	ar_ptr_entry_t *map;
+	uint32_t map_mask, gen;
+} ar_enc_t;
+
+int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem);
+void ar_enc_free(ar_enc_t *enc, const ar_mem_t *mem);
+/* Worst-case bytes of the EVENTS record for n events. */
+size_t ar_enc_bound(uint32_t n);
+/* Encode b as one EVENTS record (type, length, body) into out, which has
+ * ar_enc_bound(b->nevents) bytes; return its length. */
+size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out);
 
 /* Fill err (if not NULL) with a formatted message; returns code. */
 int ar_set_error(ar_error_t *err, int code, uint64_t offset, const char *fmt, ...)
@@ -151,16 +158,25 @@ int ar_header_encode(const ar_header_t *h, uint8_t *buf, size_t cap);
 /* Decode a header payload of len bytes found at file offset `off`. */
 int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t off, ar_error_t *err);
 
-/* Decoder state for the events of one EVENTS record (SPEC 5.3). */
+/* Decoder state for the events of one EVENTS record (SPEC 5). */
 typedef struct ar_evdec {
-	const uint8_t *p, *start, *end;
-	uint32_t thread;
+	const uint8_t *col[AR_NCOLS], *col_end[AR_NCOLS];
+	const uint8_t *body; /* for positions in messages */
+	uint32_t thread, count, seen;
+	uint64_t os_tid;
 	uint64_t prev_seq, prev_time, prev_ptr; /* prev_time in time units */
-	const ar_header_t *hdr; /* for the op table and time unit */
+	uint64_t *ins, *outs; /* pointer histories, room for `count` each */
+	uint32_t nin, nout;
+	const ar_header_t *hdr; /* op table and time unit */
 } ar_evdec_t;
 
-/* Decode one event; 1 = got one, 0 = record exhausted, AR_EFORMAT with a
- * message naming the byte position within the record otherwise. */
+/* Parse the head of an EVENTS record body [p, end): thread, OS tid, count
+ * and the column table. The caller then points ins/outs at room for
+ * d->count pointers each. 0 or AR_EFORMAT with why filled. */
+int ar_evdec_open(ar_evdec_t *d, const uint8_t *p, const uint8_t *end, const ar_header_t *hdr, char *why,
+		  size_t why_len);
+/* Decode the next event; 1 = got one, 0 = all `count` done and every column
+ * used up exactly, AR_EFORMAT with why filled otherwise. */
 int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len);
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "reader_int.h"
 
-/* Decompress block `bi` into c and position its decoder on the first event. */
+/* Decompress c's current block and position its decoder on the first event. */
 static int cursor_open_block(ar_reader_t *r, cursor_t *c)
 {
 	const block_t *b = &r->blocks[c->block];
@@ -21,21 +21,27 @@ static int cursor_open_block(ar_reader_t *r, cursor_t *c)
 	if (rc)
 		return rc;
 	const uint8_t *p = c->buf, *end = c->buf + b->raw_size;
-	uint64_t type = 0, len = 0, thread = 0, os_tid = 0;
+	uint64_t type = 0, len = 0;
 	if (ar_get_varint(&p, end, &type) || ar_get_varint(&p, end, &len) || type != AR_REC_EVENTS ||
 	    len != (uint64_t)(end - p))
 		return ar_reader_fail(r, AR_EFORMAT, b->offset,
 				      "events block at offset %llu: must hold exactly one EVENTS record",
 				      (unsigned long long)b->offset);
-	if (ar_get_varint(&p, end, &thread) || ar_get_varint(&p, end, &os_tid) || thread != b->thread ||
-	    os_tid != b->os_tid)
+	char why[200];
+	if (ar_evdec_open(&c->dec, p, end, &r->hdr, why, sizeof why))
+		return ar_reader_fail(r, AR_EFORMAT, b->offset, "events block at offset %llu: %s",
+				      (unsigned long long)b->offset, why);
+	if (c->dec.thread != b->thread || c->dec.os_tid != b->os_tid || c->dec.count != b->count)
 		return ar_reader_fail(r, AR_EFORMAT, b->offset,
-				      "events block at offset %llu: thread %llu/%llu disagrees with its descriptor (%u/%llu)",
-				      (unsigned long long)b->offset, (unsigned long long)thread,
-				      (unsigned long long)os_tid, b->thread, (unsigned long long)b->os_tid);
-	c->dec = (ar_evdec_t){p, c->buf, end, b->thread, 0, 0, 0, &r->hdr};
+				      "events block at offset %llu: thread %u/%llu with %u events disagrees with its descriptor (%u/%llu, %llu)",
+				      (unsigned long long)b->offset, c->dec.thread, (unsigned long long)c->dec.os_tid,
+				      c->dec.count, b->thread, (unsigned long long)b->os_tid,
+				      (unsigned long long)b->count);
+	if (ar_grow((void **)&c->hist, sizeof *c->hist, &c->hist_cap, 2 * (size_t)c->dec.count))
+		return ar_reader_fail(r, AR_ENOMEM, b->offset, "out of memory for a block's pointer history");
+	c->dec.ins = c->hist;
+	c->dec.outs = c->hist + c->dec.count;
 	c->decoded = 1;
-	c->seen = 0;
 	return 0;
 }
 
@@ -51,23 +57,18 @@ static int cursor_step(ar_reader_t *r, cursor_t *c, int64_t next)
 		return ar_reader_fail(r, AR_EFORMAT, b->offset, "events block at offset %llu: %s",
 				      (unsigned long long)b->offset, why);
 	if (got == 1) {
-		if (c->seen == 0 && c->ev.seq != b->first_seq)
+		if (c->dec.seen == 1 && c->ev.seq != b->first_seq)
 			return ar_reader_fail(r, AR_EFORMAT, b->offset,
 					      "events block at offset %llu: first seq %llu, descriptor says %llu",
 					      (unsigned long long)b->offset, (unsigned long long)c->ev.seq,
 					      (unsigned long long)b->first_seq);
-		if (++c->seen > b->count)
-			return ar_reader_fail(r, AR_EFORMAT, b->offset,
-					      "events block at offset %llu: more events than the %llu its descriptor says",
-					      (unsigned long long)b->offset, (unsigned long long)b->count);
 		c->has_ev = 1;
 		return 0;
 	}
-	if (c->seen != b->count || c->dec.prev_seq != b->last_seq)
+	if (c->dec.prev_seq != b->last_seq)
 		return ar_reader_fail(r, AR_EFORMAT, b->offset,
-				      "events block at offset %llu: %llu events ending at seq %llu, descriptor says %llu ending at %llu",
-				      (unsigned long long)b->offset, (unsigned long long)c->seen,
-				      (unsigned long long)c->dec.prev_seq, (unsigned long long)b->count,
+				      "events block at offset %llu: last seq %llu, descriptor says %llu",
+				      (unsigned long long)b->offset, (unsigned long long)c->dec.prev_seq,
 				      (unsigned long long)b->last_seq);
 	c->decoded = 0;
 	c->has_ev = 0;
@@ -79,8 +80,10 @@ void ar_reader_rewind(ar_reader_t *r)
 {
 	r->file_cur.block = r->nblocks ? 0 : -1;
 	r->file_cur.decoded = r->file_cur.has_ev = 0;
-	for (uint32_t i = 0; r->curs && i < r->nthreads; i++)
+	for (uint32_t i = 0; r->curs && i < r->nthreads; i++) {
 		free(r->curs[i].buf);
+		free(r->curs[i].hist);
+	}
 	free(r->curs);
 	free(r->heap);
 	r->curs = NULL;
@@ -116,6 +119,16 @@ int ar_reader_next(ar_reader_t *r, ar_event_t *e)
 }
 
 /* ---- merged order ---------------------------------------------------------- */
+
+/* A finished thread gives back its block memory at once. */
+static void cursor_release(cursor_t *c)
+{
+	free(c->buf);
+	free(c->hist);
+	c->buf = NULL;
+	c->hist = NULL;
+	c->buf_cap = c->hist_cap = 0;
+}
 
 /* The seq that orders cursor i: its next event, or its next block's first. */
 static uint64_t cursor_key(const ar_reader_t *r, uint32_t i)
@@ -178,8 +191,7 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
 				return r->iter_error = rc;
 			if (!c->has_ev) {
 				if (c->block < 0) {
-					free(c->buf);
-					c->buf = NULL;
+					cursor_release(c);
 					r->heap[0] = r->heap[--r->heap_len];
 				}
 				heap_down(r, 0);
@@ -199,8 +211,7 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
 		if ((rc = cursor_step(r, c, r->blocks[c->block].next_of_thread)))
 			return r->iter_error = rc;
 		if (!c->has_ev && c->block < 0) {
-			free(c->buf);
-			c->buf = NULL;
+			cursor_release(c);
 			r->heap[0] = r->heap[--r->heap_len];
 		}
 		heap_down(r, 0);

@@ -376,7 +376,8 @@ static int index_block(ar_reader_t *r, uint64_t *off, uint32_t dsize)
 	if (kind != AR_BLOCK_EVENTS) /* SPEC 8: unknown block kinds are skipped */
 		return 0;
 	/* Each event takes at least 3 bytes (SPEC 5.3), which bounds count. */
-	if (thread > UINT32_MAX || count == 0 || count > raw / 3 || first == 0 || last < first)
+	if (thread > UINT32_MAX || count == 0 || count > AR_EVBUF_MAX_EVENTS || count > raw / 3 || first == 0 ||
+	    last < first)
 		return ar_reader_fail(r, AR_EFORMAT, at,
 				      "block descriptor at offset %llu: inconsistent (thread %llu, %llu events, seq %llu..%llu)",
 				      (unsigned long long)at, (unsigned long long)thread, (unsigned long long)count,
@@ -526,8 +527,11 @@ void ar_reader_close(ar_reader_t *r)
 		close(r->fd);
 	ZSTD_freeDCtx(r->dctx);
 	free(r->file_cur.buf);
-	for (uint32_t i = 0; r->curs && i < r->nthreads; i++)
+	free(r->file_cur.hist);
+	for (uint32_t i = 0; r->curs && i < r->nthreads; i++) {
 		free(r->curs[i].buf);
+		free(r->curs[i].hist);
+	}
 	free(r->curs);
 	free(r->heap);
 	free(r->meta_buf);

@@ -36,7 +36,8 @@ typedef struct cursor {
 	uint8_t *buf;
 	size_t buf_cap;
 	ar_evdec_t dec;
-	uint64_t seen; /* events decoded from the current block */
+	uint64_t *hist; /* pointer histories for dec: 2 x count */
+	size_t hist_cap;
 	ar_event_t ev; /* the next event, when has_ev */
 	int has_ev;
 } cursor_t;

@@ -23,6 +23,9 @@ struct ar_writer {
 	int broken; /* a write failed: refuse the rest */
 	ar_mem_t mem;
 	ZSTD_CCtx *cctx;
+	ar_enc_t enc;
+	uint8_t *raw; /* one encoded block before compression */
+	size_t raw_cap;
 	uint8_t *out;
 	size_t out_cap;
 	uint64_t bytes;
@@ -70,6 +73,16 @@ static int write_all(ar_writer_t *w, struct iovec *iov, int n, ar_error_t *err)
 	return 0;
 }
 
+static void free_writer(ar_writer_t *w)
+{
+	ar_mem_t m = w->mem;
+	ZSTD_freeCCtx(w->cctx);
+	ar_enc_free(&w->enc, &m);
+	m.free(m.opaque, w->raw);
+	m.free(m.opaque, w->out);
+	m.free(m.opaque, w);
+}
+
 int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, const ar_mem_t *mem,
 		   ar_error_t *err)
 {
@@ -90,13 +103,13 @@ int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, c
 	memset(w, 0, sizeof *w);
 	w->fd = fd;
 	w->mem = m;
-	w->out_cap = ZSTD_compressBound(AR_BLOCK_MAX);
+	w->raw_cap = ar_enc_bound(AR_EVBUF_MAX_EVENTS);
+	w->out_cap = ZSTD_compressBound(w->raw_cap);
+	w->raw = m.alloc(m.opaque, w->raw_cap);
 	w->out = m.alloc(m.opaque, w->out_cap);
 	w->cctx = ZSTD_createCCtx_advanced((ZSTD_customMem){m.alloc, m.free, m.opaque});
-	if (!w->out || !w->cctx) {
-		ZSTD_freeCCtx(w->cctx);
-		m.free(m.opaque, w->out);
-		m.free(m.opaque, w);
+	if (!w->raw || !w->out || !w->cctx || ar_enc_init(&w->enc, &m) != 0) {
+		free_writer(w);
 		return ar_set_error(err, AR_ENOMEM, 0, "cannot allocate the compressor");
 	}
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
@@ -106,9 +119,7 @@ int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, c
 	struct iovec iov = {hdr, (size_t)n + 8};
 	int rc = write_all(w, &iov, 1, err);
 	if (rc < 0) {
-		ZSTD_freeCCtx(w->cctx);
-		m.free(m.opaque, w->out);
-		m.free(m.opaque, w);
+		free_writer(w);
 		return rc;
 	}
 	*out = w;
@@ -146,17 +157,9 @@ int ar_writer_write_events(ar_writer_t *w, const ar_evbuf_t *b, ar_error_t *err)
 {
 	if (b->nevents == 0)
 		return 0;
-	/* Put the record type and length into the reserved bytes, right before
-	 * the body, so the block is one contiguous EVENTS record (SPEC 6.1). */
-	size_t body = b->len - AR_EVBUF_RESERVE;
-	uint8_t pre[16], *p = pre;
-	p = ar_put_varint(p, AR_REC_EVENTS);
-	p = ar_put_varint(p, body);
-	size_t np = (size_t)(p - pre);
-	uint8_t *start = b->data + AR_EVBUF_RESERVE - np;
-	memcpy(start, pre, np);
+	size_t n = ar_enc_events(&w->enc, b, w->raw);
 	int rc = write_block(w, AR_BLOCK_EVENTS, b->thread, b->os_tid, b->nevents, b->first_seq, b->last_seq,
-			     start, body + np, err);
+			     w->raw, n, err);
 	if (rc < 0)
 		return rc;
 	w->totals.events += b->nevents;
@@ -210,9 +213,6 @@ int ar_writer_close(ar_writer_t *w, uint64_t end_time_ns, int write_footer, ar_e
 		m.nrecords = 1;
 		rc = ar_writer_write_meta(w, &m, err);
 	}
-	ar_mem_t mem = w->mem;
-	ZSTD_freeCCtx(w->cctx);
-	mem.free(mem.opaque, w->out);
-	mem.free(mem.opaque, w);
+	free_writer(w);
 	return rc;
 }

@@ -1,0 +1,164 @@
+/*
+ * encode.c — turn a buffer of event slots into one columnar EVENTS record
+ * (SPEC 5). Runs on the writer's thread, never on the traced program's.
+ *
+ * Each field goes to its own column so zstd sees runs of like values; times
+ * and sequence numbers are per-thread deltas; a pointer is either a
+ * reference into the block's history of the other kind (a free names the
+ * allocation that returned its pointer, an allocation names the free that
+ * released its address) or a delta to the previous pointer, whichever is
+ * shorter. Invariant: the pointer map is valid only for entries stamped with
+ * the current generation, so starting a block costs nothing.
+ */
+#include "format.h"
+
+/* Worst-case bytes per event of each column (SPEC 5.2). */
+static const size_t col_max[AR_NCOLS] = {1, 20, 10, 22, 20, 5};
+
+#define MAP_BITS 16 /* 65536 entries >= 2 pointers x AR_EVBUF_MAX_EVENTS */
+
+int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem)
+{
+	memset(enc, 0, sizeof *enc);
+	for (int c = 0; c < AR_NCOLS; c++)
+		if (!(enc->col[c] = mem->alloc(mem->opaque, col_max[c] * AR_EVBUF_MAX_EVENTS)))
+			return AR_ENOMEM;
+	size_t n = (size_t)1 << MAP_BITS;
+	if (!(enc->map = mem->alloc(mem->opaque, n * sizeof *enc->map)))
+		return AR_ENOMEM;
+	memset(enc->map, 0, n * sizeof *enc->map);
+	enc->map_mask = (uint32_t)n - 1;
+	return 0;
+}
+
+void ar_enc_free(ar_enc_t *enc, const ar_mem_t *mem)
+{
+	for (int c = 0; c < AR_NCOLS; c++)
+		mem->free(mem->opaque, enc->col[c]);
+	mem->free(mem->opaque, enc->map);
+	memset(enc, 0, sizeof *enc);
+}
+
+size_t ar_enc_bound(uint32_t n)
+{
+	size_t b = 64; /* type, length, thread, os tid, count, column lengths */
+	for (int c = 0; c < AR_NCOLS; c++)
+		b += col_max[c] * n;
+	return b;
+}
+
+static unsigned varint_len(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* The map entry for addr in this block's generation, created if absent. */
+static ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr)
+{
+	uint64_t h = (addr >> 4) * 0x9E3779B97F4A7C15ULL;
+	for (uint32_t i = (uint32_t)(h >> (64 - MAP_BITS));; i = (i + 1) & enc->map_mask) {
+		ar_ptr_entry_t *m = &enc->map[i];
+		if (m->gen != enc->gen) {
+			*m = (ar_ptr_entry_t){addr, enc->gen, 0, 0};
+			return m;
+		}
+		if (m->addr == addr)
+			return m;
+	}
+}
+
+/* Code pointer p (SPEC 5.4). `ref` is 1 + its index in the other history
+ * (0 = not there), `nother` that history's length. */
+static uint8_t *put_pointer(uint8_t *q, uint64_t p, uint64_t prev, uint32_t ref, uint32_t nother)
+{
+	uint64_t d = p - prev;
+	int aligned = (d & 15) == 0;
+	uint64_t dv = aligned ? ar_zigzag((int64_t)d >> 4) << 2 | AR_PTR_DELTA16 : 0;
+	unsigned dlen = aligned ? varint_len(dv) : 1 + varint_len(ar_zigzag((int64_t)d));
+	if (ref) {
+		uint64_t rv = (uint64_t)(nother - ref) << 1; /* k - 1, k = nother - (ref - 1) */
+		if (varint_len(rv) <= dlen)
+			return ar_put_varint(q, rv);
+	}
+	if (aligned)
+		return ar_put_varint(q, dv);
+	*q++ = AR_PTR_DELTA;
+	return ar_put_varint(q, ar_zigzag((int64_t)d));
+}
+
+size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
+{
+	uint8_t *q[AR_NCOLS];
+	for (int c = 0; c < AR_NCOLS; c++)
+		q[c] = enc->col[c];
+	if (++enc->gen == 0) { /* generation wrapped: stale stamps could match */
+		memset(enc->map, 0, ((size_t)enc->map_mask + 1) * sizeof *enc->map);
+		enc->gen = 1;
+	}
+	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
+	uint32_t nin = 0, nout = 0;
+	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data;
+	for (uint32_t i = 0; i < b->nevents; i++, s++) {
+		unsigned f = ar_known_op_fields[s->op];
+		uint8_t h = s->op;
+		if (s->stack)
+			h |= AR_EV_STACK;
+		if ((f & AR_F_RESULT) && s->result == 0)
+			h |= AR_EV_NULL_RESULT;
+		*q[AR_COL_OPS]++ = h;
+		q[AR_COL_SEQ] = ar_put_varint(q[AR_COL_SEQ], s->seq - prev_seq - 1);
+		prev_seq = s->seq;
+		if (f & AR_F_SEQ2) {
+			q[AR_COL_SEQ] = ar_put_varint(q[AR_COL_SEQ], s->seq2 - s->seq - 1);
+			prev_seq = s->seq2;
+		}
+		uint64_t t = s->time_ns >> AR_TIME_UNIT_SHIFT;
+		q[AR_COL_TIME] = ar_put_varint(q[AR_COL_TIME], ar_zigzag((int64_t)(t - prev_time)));
+		prev_time = t;
+		if (f & AR_F_PTR) {
+			ar_ptr_entry_t *m = map_entry(enc, s->ptr);
+			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->ptr, prev_ptr, m->last_out, nout);
+			m->last_in = ++nin;
+			prev_ptr = s->ptr;
+		}
+		if (f & (AR_F_ALIGN | AR_F_COUNT))
+			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->aux);
+		if (f & AR_F_SIZE)
+			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
+		if ((f & AR_F_RESULT) && s->result) {
+			ar_ptr_entry_t *m = map_entry(enc, s->result);
+			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->result, prev_ptr, m->last_in, nin);
+			m->last_out = ++nout;
+			prev_ptr = s->result;
+		}
+		if (s->stack)
+			q[AR_COL_STACK] = ar_put_varint(q[AR_COL_STACK], s->stack);
+	}
+
+	/* Body: thread, os tid, count, then each column as length + bytes. */
+	uint8_t head[64], *p = head;
+	p = ar_put_varint(p, b->thread);
+	p = ar_put_varint(p, b->os_tid);
+	p = ar_put_varint(p, b->nevents);
+	size_t body = (size_t)(p - head);
+	for (int c = 0; c < AR_NCOLS; c++) {
+		size_t n = (size_t)(q[c] - enc->col[c]);
+		body += varint_len(n) + n;
+	}
+	uint8_t *o = ar_put_varint(out, AR_REC_EVENTS);
+	o = ar_put_varint(o, body);
+	memcpy(o, head, (size_t)(p - head));
+	o += p - head;
+	for (int c = 0; c < AR_NCOLS; c++) {
+		size_t n = (size_t)(q[c] - enc->col[c]);
+		o = ar_put_varint(o, n);
+		memcpy(o, enc->col[c], n);
+		o += n;
+	}
+	return (size_t)(o - out);
+}
