@@ -92,6 +92,7 @@ include analysis/module.mk
 -include allocators/module.mk
 include traces/module.mk
 include tests/module.mk
+include tests/fuzz/module.mk
 include bench/module.mk
 
 .PHONY: all

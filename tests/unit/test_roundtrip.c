@@ -180,16 +180,17 @@ static void test_writer_rejects_bad_events(void)
 	e.op = AR_OP_REALLOC;
 	e.seq2 = 6;
 	EXPECT(ar_evbuf_append(&b, &e) == AR_EINVAL); /* seq2 after seq */
-	/* Full buffers refuse without writing. */
-	size_t before;
+	/* Full buffers refuse without storing. */
+	uint32_t before = 0;
 	e.op = AR_OP_MALLOC;
 	int rc = 0;
 	for (e.seq = 10; rc == 0; e.seq++) {
-		before = b.len;
+		before = b.nevents;
 		rc = ar_evbuf_append(&b, &e);
 	}
 	EXPECT(rc == AR_EFULL);
-	EXPECT_U64(b.len, before);
+	EXPECT_U64(b.nevents, before);
+	EXPECT_U64(before, sizeof mem / AR_EVENT_SLOT_BYTES);
 }
 
 int main(void)
