@@ -15,7 +15,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"info", ar_cmd_info, "info FILE [--json]      program, threads, events by op, bytes, peak live, SHA-256"},
-	{"dump", ar_cmd_dump, "dump FILE [--extra]     one line per event in global sequence order"},
+	{"dump", ar_cmd_dump, "dump FILE [--extra] [--stacks]  one line per event in global sequence order"},
+	{"stacks", ar_cmd_stacks, "stacks FILE             the recorded call stacks, symbolised, with use counts"},
 	{"verify", ar_cmd_verify, "verify FILE...          exit 0 valid, 1 truncated but readable, 2 corrupt"},
 };
 

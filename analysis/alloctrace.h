@@ -7,11 +7,18 @@
 #ifndef AR_ALLOCTRACE_H
 #define AR_ALLOCTRACE_H
 
+#include <stdio.h>
+
 #include "ar_trace.h"
 
 int ar_cmd_info(int argc, char **argv);
 int ar_cmd_dump(int argc, char **argv);
 int ar_cmd_verify(int argc, char **argv);
+int ar_cmd_stacks(int argc, char **argv);
+
+struct ar_sym;
+/* Print the symbolised frames of stack `id`, one per line after `indent`. */
+void ar_print_stack(FILE *out, const ar_reader_t *r, struct ar_sym *sym, uint32_t id, const char *indent);
 
 /* Open `path` for a subcommand; on failure print "alloctrace: ..." with the
  * offset and return NULL. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloctrace.h"
+#include "ar_symbolize.h"
 
 static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, int extra)
 {
@@ -65,28 +66,41 @@ static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, in
 int ar_cmd_dump(int argc, char **argv)
 {
 	const char *path = NULL;
-	int extra = 0;
+	int extra = 0, stacks = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--extra"))
 			extra = 1;
+		else if (!strcmp(argv[i], "--stacks"))
+			stacks = 1;
 		else if (argv[i][0] == '-' || path) {
-			fprintf(stderr, "usage: alloctrace dump FILE [--extra]\n"
-					"  --extra  add t=NS (time since start), seq2= (realloc), stack=ID\n");
-			return 1;
+			path = NULL;
+			break;
 		} else
 			path = argv[i];
 	}
 	if (!path) {
-		fprintf(stderr, "usage: alloctrace dump FILE [--extra]\n");
+		fprintf(stderr, "usage: alloctrace dump FILE [--extra] [--stacks]\n"
+				"  --extra   add t=NS (time since start), seq2= (realloc), stack=ID\n"
+				"  --stacks  after each event with a stack, its frames, symbolised\n");
 		return 1;
 	}
 	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
 		return 2;
+	ar_sym_t *sym = NULL;
+	if (stacks && ar_sym_open(&sym, r, NULL) != 0) {
+		fprintf(stderr, "alloctrace: cannot set up symbolisation\n");
+		ar_reader_close(r);
+		return 2;
+	}
 	ar_event_t e;
 	int rc;
-	while ((rc = ar_reader_next_merged(r, &e)) == 1)
-		print_event(stdout, r, &e, extra);
+	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
+		print_event(stdout, r, &e, extra || stacks);
+		if (sym && e.stack)
+			ar_print_stack(stdout, r, sym, e.stack, "    ");
+	}
+	ar_sym_close(sym);
 	int status = 0;
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
 		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %llu: %s\n", path,

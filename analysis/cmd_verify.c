@@ -21,8 +21,9 @@ static int verify_one(const char *path)
 	const ar_error_t *err = ar_reader_error(r);
 	int status;
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
-		printf("%s: corrupt at byte offset %llu: %s (%llu events before it are readable)\n", path,
-		       (unsigned long long)err->offset, err->msg, (unsigned long long)n);
+		printf("%s: corrupt at byte offset %llu: %s (%llu events were read in sequence order before it; %llu are in blocks that index cleanly)\n",
+		       path, (unsigned long long)err->offset, err->msg, (unsigned long long)n,
+		       (unsigned long long)ar_reader_event_count(r));
 		status = 2;
 	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
 		printf("%s: truncated at byte offset %llu: %s; the %llu events before it are readable\n", path,

@@ -1,13 +1,24 @@
-# analysis/: alloctrace (info, dump, verify, ...) over any trace file.
-ALLOCTRACE_SRCS := $(wildcard analysis/*.c)
+# analysis/: alloctrace (info, dump, verify, stacks) over any trace file, and
+# the symboliser (libdw behind ar_symbolize.h) that alloctrace and tests use.
+SYM_LIB := $(BUILD)/lib/liballocrr-sym.a
+SYM_OBJS := $(call objs,analysis/symbolize.c)
+# Link line for users of the symboliser (after their own objects).
+SYM_LDLIBS := $(SYM_LIB) -ldw -lelf -lstdc++
+
+$(SYM_LIB): $(SYM_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+ALLOCTRACE_SRCS := $(filter-out analysis/symbolize.c,$(wildcard analysis/*.c))
 ALLOCTRACE_OBJS := $(call objs,$(ALLOCTRACE_SRCS))
 ALLOCTRACE := $(BUILD)/bin/alloctrace
 
-$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(TRACE_LIB)
+$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(SYM_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(TRACE_LDLIBS) -lcrypto
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(SYM_LDLIBS) $(TRACE_LDLIBS) -lcrypto
 
-ALL_TARGETS += $(ALLOCTRACE)
+ALL_TARGETS += $(ALLOCTRACE) $(SYM_LIB)
 INSTALL_BINS += $(ALLOCTRACE)
-DEP_FILES += $(ALLOCTRACE_OBJS:.o=.d)
+DEP_FILES += $(ALLOCTRACE_OBJS:.o=.d) $(SYM_OBJS:.o=.d)

@@ -112,7 +112,12 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 		d->prev_seq = e->seq2;
 	}
 	GET(AR_COL_TIME, v, "time");
-	d->prev_time += (uint64_t)ar_unzigzag(v);
+	int64_t dt = ar_unzigzag(v);
+	/* SPEC 5.3: the running time stays in 0 .. (2^64-1) / unit. */
+	if ((dt < 0 && (uint64_t)-(dt + 1) >= d->prev_time) ||
+	    (dt > 0 && (uint64_t)dt > UINT64_MAX / d->hdr->time_unit_ns - d->prev_time))
+		BAD("event %u: time delta %lld leaves the range of the clock", d->seen, (long long)dt);
+	d->prev_time += (uint64_t)dt;
 	e->time_ns = d->prev_time * d->hdr->time_unit_ns;
 	if (f & AR_F_PTR) {
 		if (get_pointer(d, &e->ptr, d->outs, d->nout, why, why_len))

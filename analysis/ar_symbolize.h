@@ -1,0 +1,57 @@
+/*
+ * ar_symbolize.h — turn the raw return addresses of a trace's stacks into
+ * function, file and line, using the trace's module map (path, load range,
+ * GNU build-id) and elfutils libdw. Built as liballocrr-sym.a; link with
+ * SYM_LDLIBS (the archive, -ldw, -lelf, -lstdc++).
+ *
+ * A module is used only when the file at its recorded path has the recorded
+ * build-id (a rebuilt library would give wrong answers); separate debug info
+ * is found the standard way (/usr/lib/debug/.build-id, .gnu_debuglink).
+ * C++ function names are demangled with libstdc++'s __cxa_demangle.
+ */
+#ifndef AR_SYMBOLIZE_H
+#define AR_SYMBOLIZE_H
+
+#include <stdint.h>
+
+#include "ar_trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ar_sym ar_sym_t;
+
+/* What is known about one address. Strings belong to the symboliser and stay
+ * valid until ar_sym_close(); absent facts are NULL / 0. */
+typedef struct ar_sym_frame {
+	uint64_t addr;
+	const char *module;      /* path of the object containing addr */
+	uint64_t module_offset;  /* addr - module base (the recorded lowest mapped address) */
+	const char *function;    /* symbol name, NULL if none */
+	uint64_t function_offset;
+	const char *file;        /* source file, NULL without debug info */
+	int line;
+} ar_sym_frame_t;
+
+/*
+ * Prepare symbolisation for the modules of reader r. Returns 0 and *out, or
+ * AR_ENOMEM / AR_EINVAL. Modules whose file is missing or whose build-id
+ * differs are left out (their frames get module and offset only); *skipped,
+ * if not NULL, receives how many.
+ */
+int ar_sym_open(ar_sym_t **out, const ar_reader_t *r, uint32_t *skipped);
+
+/* Describe addr (a return address: the call site just before it is looked
+ * up). Returns 1 when a module covers addr, 0 when none does. */
+int ar_sym_lookup(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *f);
+
+/* Format f as "function+0xoff (file:line) [module]" into buf; returns buf. */
+const char *ar_sym_format(const ar_sym_frame_t *f, char *buf, size_t cap);
+
+void ar_sym_close(ar_sym_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AR_SYMBOLIZE_H */

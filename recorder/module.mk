@@ -1,0 +1,45 @@
+# recorder/: allocrec (the command), liballocrr-rec.so (the preload shim that
+# records), liballocrr-sym.a (symbolising stacks with elfutils libdw, for
+# alloctrace), plus the recorder's test programs and benchmark.
+#
+# The shim is built apart from everything else: it is loaded into arbitrary
+# programs, so it is never built with sanitizers (a preloaded ASan runtime
+# cannot work), all its symbols except the interposed libc functions are
+# hidden, and it carries its own hidden copy of the trace-format objects.
+
+REC_SHIM := $(BUILD)/lib/liballocrr-rec.so
+REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_thread.c recorder/rec_writer.c \
+	recorder/rec_mem.c recorder/rec_stacks.c recorder/rec_signal.c
+REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c,$(wildcard trace-format/*.c))
+REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
+REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
+	-fvisibility=hidden -ftls-model=initial-exec -Irecorder
+REC_SHIM_LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS_OUR))
+# libzstd.a and libunwind.a on Debian are not PIC: link the shared ones.
+REC_SHIM_LIBS := -lzstd -lunwind -ldl -lpthread
+
+$(BUILD)/obj-shim/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (shim)")
+	$(Q)$(CC) $(REC_SHIM_CFLAGS) -MMD -MP -c $< -o $@
+
+$(REC_SHIM): $(REC_SHIM_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(REC_SHIM_LDFLAGS) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $(REC_SHIM_OBJS) $(REC_SHIM_LIBS)
+
+# allocrec itself is an ordinary tool.
+ALLOCREC := $(BUILD)/bin/allocrec
+ALLOCREC_OBJS := $(call objs,recorder/allocrec.c)
+$(ALLOCREC): $(ALLOCREC_OBJS) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREC_OBJS) $(TRACE_LDLIBS)
+
+ALL_TARGETS += $(REC_SHIM) $(ALLOCREC)
+INSTALL_BINS += $(ALLOCREC)
+INSTALL_LIBS += $(REC_SHIM)
+DEP_FILES += $(REC_SHIM_OBJS:.o=.d) $(ALLOCREC_OBJS:.o=.d)
+
+include tests/progs/module.mk
+include bench/rec/module.mk

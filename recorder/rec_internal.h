@@ -1,0 +1,215 @@
+/*
+ * rec_internal.h — shared state of the recorder shim (liballocrr-rec.so).
+ * Nothing here is exported from the shared object: the shim is built with
+ * -fvisibility=hidden and only the interposed libc functions are public.
+ *
+ * Invariants the whole shim keeps:
+ *   - The shim never allocates with the traced malloc: its memory comes from
+ *     mmap (rec_mem.c) or the static bootstrap pool.
+ *   - A thread with tls.in_shim set passes every heap call straight to the
+ *     real function without recording: that is the re-entrancy guard, and the
+ *     writer thread keeps it set for its whole life.
+ *   - Only the owner thread appends to its current buffer (t->cur); the writer
+ *     may take that buffer away only through the steal handshake in
+ *     rec_thread.c (t->in_call / t->steal), never while the owner is inside.
+ *   - Only the holder of the writer lock calls ar_writer_* (the writer is not
+ *     thread-safe); normally that is the background writer thread.
+ */
+#ifndef AR_REC_INTERNAL_H
+#define AR_REC_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "ar_trace.h"
+
+#define REC_VERSION "allocrr-rec 1.0"
+#define REC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define REC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define REC_CACHELINE 64
+
+/* ---- configuration (read once from ALLOCRR_* at start) ------------------- */
+typedef struct rec_config {
+	char output[1024];    /* ALLOCRR_OUTPUT: path pattern of this image's trace, "" = default */
+	char dir[1024];       /* ALLOCRR_DIR: where descendants write PROG.PID.zst (absolute) */
+	char manifest[1024];  /* ALLOCRR_MANIFEST: file that lists every trace written */
+	unsigned stack_depth; /* ALLOCRR_STACKS: 0 = no stacks */
+	int follow_exec;      /* ALLOCRR_FOLLOW: 0 = do not record exec'ed images */
+	int level;            /* ALLOCRR_LEVEL: zstd level */
+	uint64_t flush_ns;    /* ALLOCRR_FLUSH_MS: age after which a buffer is written */
+} rec_config_t;
+
+extern rec_config_t rec_cfg;
+
+/* ---- process-wide recording state ---------------------------------------- */
+enum rec_state {
+	REC_OFF = 0,      /* not initialised yet, or disabled: pass through */
+	REC_ON = 1,       /* recording */
+	REC_CLOSING = 2,  /* the trace is being closed: new events are dropped */
+	REC_STOPPED = 3,  /* closed or failed: pass through for good */
+};
+extern _Atomic int rec_state;
+extern pid_t rec_pid; /* the process the current trace belongs to */
+
+/* The global sequence counter (SPEC 4), alone on its cache line. */
+extern _Atomic uint64_t rec_seq_counter;
+static inline uint64_t rec_next_seq(void)
+{
+	return atomic_fetch_add_explicit(&rec_seq_counter, 1, memory_order_relaxed) + 1;
+}
+
+/* ---- clock ---------------------------------------------------------------- */
+extern uint64_t rec_start_mono_ns;
+static inline uint64_t rec_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO: no syscall */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* Event time: ns since the header's start_mono_ns. */
+static inline uint64_t rec_time_ns(void)
+{
+	return rec_mono_ns() - rec_start_mono_ns;
+}
+
+/* ---- memory (rec_mem.c) ----------------------------------------------------- */
+void *rec_mmap(size_t size);         /* zeroed pages or NULL; never malloc */
+void rec_munmap(void *p, size_t size);
+extern const ar_mem_t rec_writer_mem; /* for ar_writer_open: mmap with a size header */
+/* Static pool for the allocations dlsym makes before the real functions are known. */
+void *rec_boot_alloc(size_t size, size_t align);
+int rec_boot_owns(const void *p);
+size_t rec_boot_size(const void *p);
+
+/* ---- buffers and threads (rec_thread.c) ---------------------------------------- */
+#define REC_EVBUF_CAP AR_BLOCK_MAX     /* raw bytes of one events block */
+#define REC_METABUF_CAP (64u * 1024u)  /* thread, stack and module records */
+#define REC_BUFS_PER_THREAD 4          /* in flight per thread before it waits */
+
+typedef struct rec_thread rec_thread_t;
+
+/* One unit handed to the writer: a thread's events and the metadata that
+ * must reach the file no later than those events. */
+typedef struct rec_buf {
+	ar_evbuf_t eb;
+	ar_metabuf_t mb;
+	struct rec_buf *next; /* in the submit queue / free lists */
+	rec_thread_t *owner;
+	int exit_record;      /* the owner wrote its thread-exit record here */
+} rec_buf_t;
+
+struct rec_thread {
+	/* owned by the thread; the writer reads in_call/first_ns and writes steal */
+	_Atomic int in_call;          /* 1 while the owner uses cur */
+	_Atomic int steal;            /* writer wants cur */
+	_Atomic(rec_buf_t *) cur;     /* current buffer, NULL = none yet */
+	_Atomic uint64_t first_ns;    /* time of cur's first event, 0 = cur empty */
+	_Atomic(rec_buf_t *) returned; /* buffers written and given back by the writer */
+	int nbufs;                    /* buffers this thread owns (cur, queued, returned) */
+	uint32_t index;               /* dense index in the trace */
+	unsigned gen;                 /* rec_generation when created */
+	pid_t tid;
+	int exited;                   /* thread-exit record written */
+	int dtor_rounds;
+	uint64_t dropped;             /* events lost by this thread (nested calls in handlers) */
+	char name[32];
+	rec_thread_t *all_next;       /* writer's list of threads */
+	_Atomic int writer_gone;      /* writer removed it from its list */
+	char pad[REC_CACHELINE];
+};
+
+typedef struct rec_tls {
+	rec_thread_t *t;
+	int in_shim;
+	int is_writer;
+} rec_tls_t;
+extern __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record, created on first use; NULL if out of memory. */
+rec_thread_t *rec_thread_self(void);
+/* Append one event for the calling thread (in_shim must be set). */
+void rec_record(rec_thread_t *t, ar_event_t *e);
+/* Append a metadata record built by fn into the thread's current buffer. */
+typedef int (*rec_meta_fn)(ar_metabuf_t *m, const void *arg);
+void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg);
+/* Thread-exit handling (pthread key destructor), and whether it ran. */
+void rec_thread_exit(rec_thread_t *t);
+/* Read /proc/self/task/TID/comm into name[32]. */
+void rec_thread_read_name(pid_t tid, char name[32]);
+/* Forget every thread (fork child / restart): the caller's record is rebuilt lazily. */
+void rec_threads_reset(void);
+/* Bumped when a new trace starts in this process (fork child, failed
+ * exec): records of an older generation belong to the old trace. */
+extern unsigned rec_generation;
+void rec_threads_init(void);
+/* Writer side of the steal handshake: 1 and *out (maybe NULL) when the
+ * owner was idle, 0 when it is inside a call right now. */
+int rec_thread_steal(rec_thread_t *t, rec_buf_t **out);
+/* Global counter of events dropped because recording was closing. */
+extern _Atomic uint64_t rec_dropped_global;
+
+/* Steal protocol helpers used by the writer. */
+void rec_buf_give_back(rec_buf_t *b);
+void rec_buf_free_list_push(rec_buf_t *b);
+extern int rec_membarrier_ok;
+
+/* ---- writer (rec_writer.c) ------------------------------------------------- */
+/* Open the trace for this process image; fork children open lazily. */
+int rec_writer_init(int lazy_open);
+/* Start the background writer thread (idempotent; 0 on success). */
+int rec_writer_start(void);
+/* Hand a buffer (events and/or metadata) to the writer. */
+void rec_writer_submit(rec_buf_t *b);
+/* A new thread record exists; the writer adds it to its list. */
+void rec_writer_add_thread(rec_thread_t *t);
+/* Flush everything and close the trace (with a footer). why: "exit", "exec",
+ * "signal". timeout_ms bounds how long we wait for the writer. */
+void rec_writer_finish(const char *why, int timeout_ms);
+/* After fork in the child / after a failed exec: forget the old trace. */
+void rec_writer_reset_child(void);
+/* Warn once on stderr ("allocrr: ...") and stop recording. */
+void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Wait until one of the thread's buffers comes back (backpressure). */
+void rec_writer_wait_returned(rec_thread_t *t);
+extern _Atomic int rec_writer_running;
+
+/* ---- stacks and modules (rec_stacks.c) ------------------------------------------- */
+int rec_stacks_init(void);
+/* Capture and intern the calling stack; 0 when none (disabled or table full). */
+uint32_t rec_stack_capture(rec_thread_t *t);
+/* Emit module records for every object not reported yet (startup, dlopen). */
+void rec_modules_scan(rec_thread_t *t);
+void rec_stacks_reset_child(void);
+
+/* ---- signals (rec_signal.c) -------------------------------------------------------- */
+void rec_signals_init(void);
+
+/* ---- hooks (rec_hooks.c) ------------------------------------------------------------ */
+/* Real libc functions resolved with dlsym(RTLD_NEXT). */
+typedef struct rec_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+} rec_real_t;
+extern rec_real_t rec_real;
+/* Program name used in default file names (basename of argv[0]). */
+const char *rec_prog_name(void);
+
+/* Small helpers that never allocate. */
+size_t rec_strlcpy(char *dst, const char *src, size_t cap);
+int rec_getenv_int(const char *name, int dflt);
+pid_t rec_gettid(void);
+pid_t rec_getpid(void);
+
+#endif /* AR_REC_INTERNAL_H */

@@ -1,0 +1,150 @@
+/*
+ * rec_signal.c — flush the trace (best effort) when the program is about to
+ * die of a signal, without changing what the signal does to the program.
+ *
+ * For the fatal signals below we keep, per signal, the disposition the
+ * *program* asked for (through sigaction/signal, which we interpose) and
+ * answer its queries with it. Underneath, our handler is installed whenever
+ * the program wants the default action or a handler of its own:
+ *   - program handler: we call it exactly as the kernel would have (same
+ *     flags, mask and arguments); no flush, the program decides its fate;
+ *   - default action: we close the trace (bounded wait for the writer), put
+ *     SIG_DFL back and re-raise, so the process dies of the same signal
+ *     (exit status, core dump) as it would have unrecorded;
+ *   - ignore: the real SIG_IGN is installed, so nothing changes at all
+ *     (also across exec, where an ignored signal stays ignored).
+ *
+ * Invariants: errno is preserved across our handler; a synchronous fault
+ * (SIGSEGV/SIGBUS/SIGFPE/SIGILL from the kernel) is re-raised by returning to
+ * the faulting instruction with SIG_DFL installed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <dlfcn.h>
+
+#include "rec_internal.h"
+
+#define AR_EXPORT __attribute__((visibility("default")))
+
+static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static struct sigaction prog_act[NSIG]; /* what the program believes is installed */
+static unsigned char managed[NSIG];
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static void resolve(void)
+{
+	if (!real_sigaction)
+		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+}
+
+static int is_fault(int sig, const siginfo_t *si)
+{
+	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && si && si->si_code > 0;
+}
+
+static void handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	struct sigaction *pa = &prog_act[sig];
+	if (pa->sa_handler != SIG_DFL && pa->sa_handler != SIG_IGN) {
+		struct sigaction call = *pa;
+		if (pa->sa_flags & SA_RESETHAND) { /* the kernel already put SIG_DFL back */
+			memset(pa, 0, sizeof *pa);
+			pa->sa_handler = SIG_DFL;
+		}
+		errno = saved_errno;
+		if (call.sa_flags & SA_SIGINFO)
+			call.sa_sigaction(sig, si, uc);
+		else
+			call.sa_handler(sig);
+		return;
+	}
+	if (pa->sa_handler == SIG_IGN) { /* raced with a change: behave as ignored */
+		errno = saved_errno;
+		return;
+	}
+	/* Default action: the process dies now. Save what we can. */
+	rec_writer_finish("signal", 2000);
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	real_sigaction(sig, &dfl, NULL);
+	if (!is_fault(sig, si))
+		raise(sig); /* pending until we return: the signal is blocked here */
+	errno = saved_errno;
+}
+
+/* Install our handler under the program's flags and mask (sa describes what
+ * the program wants; SIG_IGN is installed for real). */
+static int install(int sig, const struct sigaction *sa)
+{
+	struct sigaction k = *sa;
+	if (sa->sa_handler == SIG_IGN)
+		return real_sigaction(sig, &k, NULL);
+	k.sa_sigaction = handler;
+	k.sa_flags = (sa->sa_handler == SIG_DFL ? 0 : sa->sa_flags) | SA_SIGINFO;
+	if (sa->sa_handler == SIG_DFL)
+		sigemptyset(&k.sa_mask);
+	return real_sigaction(sig, &k, NULL);
+}
+
+void rec_signals_init(void)
+{
+	resolve();
+	if (!real_sigaction)
+		return;
+	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
+		int sig = fatal_sigs[i];
+		struct sigaction cur;
+		if (real_sigaction(sig, NULL, &cur) != 0)
+			continue;
+		if (cur.sa_handler == SIG_IGN) {
+			prog_act[sig] = cur;
+			managed[sig] = 1;
+			continue;
+		}
+		if (cur.sa_handler != SIG_DFL)
+			continue; /* someone installed a handler before us: leave it alone */
+		prog_act[sig] = cur;
+		managed[sig] = 1;
+		install(sig, &cur);
+	}
+}
+
+AR_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	resolve();
+	if (sig <= 0 || sig >= NSIG || !managed[sig])
+		return real_sigaction(sig, act, old);
+	struct sigaction prev = prog_act[sig];
+	if (act) {
+		int rc = install(sig, act);
+		if (rc != 0)
+			return rc;
+		prog_act[sig] = *act;
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+AR_EXPORT sighandler_t signal(int sig, sighandler_t h)
+{
+	/* glibc's signal() has BSD semantics: SA_RESTART, handler stays installed. */
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = SA_RESTART;
+	if (sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	if (sigaction(sig, &sa, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}

@@ -1,0 +1,407 @@
+/*
+ * rec_thread.c — per-thread recording state: the hot path of the shim.
+ *
+ * Each recording thread owns a rec_thread_t and appends events to its current
+ * buffer (t->cur) with no lock, no allocation and no syscall. A buffer goes to
+ * the writer when it is full, when its first event is older than the flush
+ * age (checked on every append with the timestamp the event needs anyway),
+ * or when the writer steals it from a thread that went idle.
+ *
+ * Steal handshake (asymmetric Dekker): the owner sets in_call, issues a light
+ * fence, and checks steal before touching cur; the writer sets steal, issues a
+ * heavy fence and takes cur only if in_call is clear. With membarrier(2)
+ * PRIVATE_EXPEDITED the light fence is only a compiler barrier (the kernel
+ * makes the writer's membarrier a full barrier on every running thread);
+ * without it both sides use a real fence. Either way the owner never waits
+ * on the writer on the hot path unless a steal is in progress (microseconds).
+ *
+ * Invariants: a thread's seq numbers increase within its buffers; a buffer
+ * holds metadata that must precede its events in the file; thread records
+ * are never freed (they are 256 bytes and the writer may still point at them).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rec_internal.h"
+
+__thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t rec_dropped_global;
+unsigned rec_generation;
+int rec_membarrier_ok;
+
+static _Atomic uint32_t next_index;
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+/* ---- fences for the steal handshake --------------------------------------- */
+static inline void light_fence(void)
+{
+	if (REC_LIKELY(rec_membarrier_ok))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void heavy_fence(void)
+{
+	if (rec_membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void membarrier_register(void)
+{
+	rec_membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+static inline void enter(rec_thread_t *t)
+{
+	for (;;) {
+		atomic_store_explicit(&t->in_call, 1, memory_order_relaxed);
+		light_fence();
+		if (REC_LIKELY(!atomic_load_explicit(&t->steal, memory_order_relaxed)))
+			return;
+		atomic_store_explicit(&t->in_call, 0, memory_order_release);
+		while (atomic_load_explicit(&t->steal, memory_order_acquire))
+			sched_yield();
+	}
+}
+
+static inline void leave(rec_thread_t *t)
+{
+	atomic_store_explicit(&t->in_call, 0, memory_order_release);
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+#define BUF_HDR ((sizeof(rec_buf_t) + 63) & ~(size_t)63)
+#define BUF_TOTAL (BUF_HDR + REC_EVBUF_CAP + REC_METABUF_CAP)
+
+static _Atomic int free_lock;
+static rec_buf_t *free_list;
+
+static void spin_lock(_Atomic int *l)
+{
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void spin_unlock(_Atomic int *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+void rec_buf_free_list_push(rec_buf_t *b)
+{
+	spin_lock(&free_lock);
+	b->next = free_list;
+	free_list = b;
+	spin_unlock(&free_lock);
+}
+
+static rec_buf_t *free_list_pop(void)
+{
+	if (!free_list) /* racy peek: avoids the lock in the common case */
+		return NULL;
+	spin_lock(&free_lock);
+	rec_buf_t *b = free_list;
+	if (b)
+		free_list = b->next;
+	spin_unlock(&free_lock);
+	return b;
+}
+
+static void buf_reset(rec_buf_t *b, rec_thread_t *t)
+{
+	uint8_t *base = (uint8_t *)b;
+	ar_evbuf_reset(&b->eb, base + BUF_HDR, REC_EVBUF_CAP, t->index, (uint64_t)t->tid);
+	ar_metabuf_reset(&b->mb, base + BUF_HDR + REC_EVBUF_CAP, REC_METABUF_CAP);
+	b->owner = t;
+	b->next = NULL;
+	b->exit_record = 0;
+}
+
+/* Called by the writer once b is on disk: back to its owner, or to the
+ * shared free list when the owner is gone. */
+void rec_buf_give_back(rec_buf_t *b)
+{
+	rec_thread_t *t = b->owner;
+	if (!t || atomic_load_explicit(&t->writer_gone, memory_order_acquire)) {
+		rec_buf_free_list_push(b);
+		return;
+	}
+	rec_buf_t *head = atomic_load_explicit(&t->returned, memory_order_relaxed);
+	do
+		b->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&t->returned, &head, b, memory_order_release,
+						      memory_order_relaxed));
+}
+
+/* A fresh buffer for t (inside enter/leave). NULL when none can be had. */
+static rec_buf_t *new_buffer(rec_thread_t *t)
+{
+	rec_buf_t *b = atomic_exchange_explicit(&t->returned, NULL, memory_order_acquire);
+	if (b) {
+		rec_buf_t *rest = b->next;
+		while (rest) { /* keep one, the rest go to the shared list */
+			rec_buf_t *n = rest->next;
+			rec_buf_give_back(rest);
+			rest = n;
+		}
+	} else if ((b = free_list_pop()) != NULL) {
+		t->nbufs++;
+	} else if (t->nbufs < REC_BUFS_PER_THREAD) {
+		b = rec_mmap(BUF_TOTAL);
+		if (!b) {
+			rec_fail("cannot map a %zu-byte event buffer: %s", (size_t)BUF_TOTAL, strerror(errno));
+			return NULL;
+		}
+		t->nbufs++;
+	} else {
+		/* Backpressure: the writer is behind; wait for one of ours. */
+		rec_writer_wait_returned(t);
+		b = atomic_exchange_explicit(&t->returned, NULL, memory_order_acquire);
+		if (!b)
+			return NULL;
+		rec_buf_t *rest = b->next;
+		while (rest) {
+			rec_buf_t *n = rest->next;
+			rec_buf_give_back(rest);
+			rest = n;
+		}
+	}
+	buf_reset(b, t);
+	atomic_store_explicit(&t->cur, b, memory_order_relaxed);
+	return b;
+}
+
+static void submit_cur(rec_thread_t *t, rec_buf_t *b)
+{
+	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+	atomic_store_explicit(&t->first_ns, 0, memory_order_relaxed);
+	rec_writer_submit(b);
+}
+
+/* ---- the hot path ---------------------------------------------------------- */
+void rec_record(rec_thread_t *t, ar_event_t *e)
+{
+	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
+		atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
+		return;
+	}
+	enter(t);
+	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	if (REC_UNLIKELY(!b) && !(b = new_buffer(t)))
+		goto drop;
+	int rc = ar_evbuf_append(&b->eb, e);
+	if (REC_UNLIKELY(rc == AR_EFULL)) {
+		submit_cur(t, b);
+		if (!(b = new_buffer(t)))
+			goto drop;
+		rc = ar_evbuf_append(&b->eb, e);
+	}
+	if (REC_UNLIKELY(rc != 0))
+		goto drop;
+	uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
+	if (first == 0)
+		atomic_store_explicit(&t->first_ns, e->time_ns + 1, memory_order_relaxed);
+	else if (REC_UNLIKELY(e->time_ns + 1 - first > rec_cfg.flush_ns || t->exited))
+		submit_cur(t, b); /* time-based flush: bounds what a SIGKILL loses */
+	leave(t);
+	return;
+drop:
+	t->dropped++;
+	leave(t);
+}
+
+void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg)
+{
+	if (atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)
+		return;
+	enter(t);
+	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	if (!b && !(b = new_buffer(t)))
+		goto out;
+	if (fn(&b->mb, arg) == AR_EFULL) {
+		submit_cur(t, b);
+		if (!(b = new_buffer(t)))
+			goto out;
+		fn(&b->mb, arg);
+	}
+	if (atomic_load_explicit(&t->first_ns, memory_order_relaxed) == 0)
+		atomic_store_explicit(&t->first_ns, rec_time_ns() + 1, memory_order_relaxed);
+out:
+	leave(t);
+}
+
+/* ---- thread records ---------------------------------------------------------- */
+#define SLAB_COUNT 256
+static _Atomic int slab_lock;
+static rec_thread_t *slab;
+static unsigned slab_used = SLAB_COUNT;
+
+static rec_thread_t *thread_alloc(void)
+{
+	spin_lock(&slab_lock);
+	if (slab_used == SLAB_COUNT) {
+		rec_thread_t *s = rec_mmap(SLAB_COUNT * sizeof(rec_thread_t));
+		if (!s) {
+			spin_unlock(&slab_lock);
+			return NULL;
+		}
+		slab = s;
+		slab_used = 0;
+	}
+	rec_thread_t *t = &slab[slab_used++];
+	spin_unlock(&slab_lock);
+	return t;
+}
+
+struct start_arg {
+	uint32_t index;
+	uint64_t tid, seq, time;
+};
+static int meta_start(ar_metabuf_t *m, const void *arg)
+{
+	const struct start_arg *a = arg;
+	return ar_meta_thread_start(m, a->index, a->tid, a->seq, a->time);
+}
+
+struct name_arg {
+	uint32_t index;
+	const char *name;
+};
+static int meta_name(ar_metabuf_t *m, const void *arg)
+{
+	const struct name_arg *a = arg;
+	return ar_meta_thread_name(m, a->index, a->name);
+}
+
+static int meta_exit(ar_metabuf_t *m, const void *arg)
+{
+	const struct start_arg *a = arg;
+	return ar_meta_thread_exit(m, a->index, a->seq, a->time);
+}
+
+static void exit_key_dtor(void *arg);
+
+rec_thread_t *rec_thread_self(void)
+{
+	rec_thread_t *t = rec_tls.t;
+	if (REC_LIKELY(t != NULL && t->gen == rec_generation))
+		return t;
+	t = thread_alloc();
+	if (!t)
+		return NULL;
+	t->gen = rec_generation;
+	t->tid = rec_gettid();
+	t->index = atomic_fetch_add(&next_index, 1);
+	rec_tls.t = t;
+	if (exit_key_ok)
+		pthread_setspecific(exit_key, t);
+	rec_writer_add_thread(t);
+	uint64_t seq = rec_next_seq();
+	struct start_arg a = {t->index, (uint64_t)t->tid, seq, rec_time_ns()};
+	rec_record_meta(t, meta_start, &a);
+	return t;
+}
+
+void rec_thread_read_name(pid_t tid, char name[32])
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+	name[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, name, 31);
+	close(fd);
+	if (n <= 0)
+		return;
+	if (name[n - 1] == '\n')
+		n--;
+	name[n] = 0;
+}
+
+void rec_thread_exit(rec_thread_t *t)
+{
+	if (t->exited)
+		return;
+	rec_thread_read_name(t->tid, t->name);
+	if (t->name[0]) {
+		struct name_arg na = {t->index, t->name};
+		rec_record_meta(t, meta_name, &na);
+	}
+	struct start_arg a = {t->index, (uint64_t)t->tid, rec_next_seq(), rec_time_ns()};
+	rec_record_meta(t, meta_exit, &a);
+	t->exited = 1;
+	enter(t);
+	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	if (b) {
+		b->exit_record = 1;
+		submit_cur(t, b);
+	}
+	leave(t);
+}
+
+/* pthread key destructor. Re-arm until the last destructor round so that
+ * other keys' destructors (which may free) still run before our exit record. */
+static void exit_key_dtor(void *arg)
+{
+	rec_thread_t *t = arg;
+	if (++t->dtor_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		pthread_setspecific(exit_key, t);
+		return;
+	}
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = 1;
+	rec_thread_exit(t);
+	rec_tls.in_shim = saved;
+}
+
+void rec_threads_init(void)
+{
+	membarrier_register();
+	exit_key_ok = pthread_key_create(&exit_key, exit_key_dtor) == 0;
+}
+
+/* In a fork child: every other thread is gone and the parent's buffers belong
+ * to the parent's trace; start over (the parent's memory is simply left). */
+void rec_threads_reset(void)
+{
+	atomic_store(&next_index, 0);
+	free_lock = 0;
+	free_list = NULL;
+	slab_lock = 0;
+	slab_used = SLAB_COUNT;
+	rec_tls.t = NULL;
+	rec_generation++;
+	membarrier_register();
+}
+
+int rec_thread_steal(rec_thread_t *t, rec_buf_t **out)
+{
+	*out = NULL;
+	if (!atomic_load_explicit(&t->cur, memory_order_relaxed))
+		return 1;
+	atomic_store_explicit(&t->steal, 1, memory_order_relaxed);
+	heavy_fence();
+	if (atomic_load_explicit(&t->in_call, memory_order_acquire)) {
+		atomic_store_explicit(&t->steal, 0, memory_order_release);
+		return 0;
+	}
+	*out = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+	atomic_store_explicit(&t->first_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->steal, 0, memory_order_release);
+	return 1;
+}
+

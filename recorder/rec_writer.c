@@ -1,0 +1,582 @@
+/*
+ * rec_writer.c — owns the trace file: opens it, compresses and writes the
+ * buffers threads hand over, steals buffers from idle threads so that old
+ * events reach the disk, and closes the trace with a footer.
+ *
+ * One background thread ("allocrr-writer") does the work so that the traced
+ * threads never compress or write. It keeps rec_tls.in_shim set for its whole
+ * life (its own allocations, if any, are not the program's) and blocks every
+ * asynchronous signal, so process-directed signals go to program threads.
+ *
+ * Invariants:
+ *   - ar_writer_* is called only by the holder of wlock (normally the writer
+ *     thread; a thread that must finish the trace itself when no writer
+ *     thread exists, e.g. in a fork child that never started one).
+ *   - Submitted buffers are written in submission order per thread, metadata
+ *     before events, and then given back to their owner.
+ *   - Time bound: a buffer is submitted by its owner once its first event is
+ *     older than rec_cfg.flush_ns, or stolen by the writer (scan every
+ *     flush_ns/2) when its owner went idle; so an event is written at most
+ *     ~1.5 * flush_ns after it happened unless its thread is stuck inside
+ *     the real allocator at that moment. That is what a SIGKILL can lose.
+ *   - Any write error stops recording for good after one warning; the trace
+ *     then ends without a footer (readers report it truncated).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rec_internal.h"
+
+_Atomic int rec_writer_running;
+
+static ar_header_t hdr;
+static char trace_path[1100];
+static int trace_fd = -1;
+static dev_t trace_dev;
+static ino_t trace_ino;
+static ar_writer_t *writer;
+static int open_failed;
+
+static _Atomic int wlock;                 /* who may call ar_writer_* */
+static _Atomic(rec_buf_t *) queue;        /* submitted buffers, newest first */
+static _Atomic(rec_thread_t *) new_threads; /* not yet in the writer's list */
+static rec_thread_t *threads;             /* writer's list (wlock holder only) */
+static _Atomic uint32_t wake_word;
+static _Atomic int writer_waiting;
+static _Atomic int close_req;
+static _Atomic int closed;
+static _Atomic int writer_starting;
+
+/* ---- helpers ------------------------------------------------------------------ */
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int try_lock(void)
+{
+	int z = 0;
+	return atomic_compare_exchange_strong(&wlock, &z, 1);
+}
+
+static void unlock(void)
+{
+	atomic_store_explicit(&wlock, 0, memory_order_release);
+}
+
+static _Atomic int warned;
+void rec_fail(const char *fmt, ...)
+{
+	atomic_store(&rec_state, REC_STOPPED);
+	if (atomic_exchange(&warned, 1))
+		return;
+	char msg[1400];
+	int n = snprintf(msg, sizeof msg, "allocrr: ");
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof msg - 40)
+		n = (int)sizeof msg - 40;
+	n += snprintf(msg + n, sizeof msg - (size_t)n, "; recording stopped\n");
+	ssize_t w = write(2, msg, (size_t)n);
+	(void)w;
+}
+
+/* ---- header and file --------------------------------------------------------------- */
+static void read_cmdline(char *out, size_t cap)
+{
+	out[0] = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t n = 0;
+	ssize_t r;
+	while (n + 1 < cap && (r = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd);
+	while (n > 0 && out[n - 1] == 0)
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (out[i] == 0)
+			out[i] = ' ';
+	out[n] = 0;
+}
+
+static void header_fill(void)
+{
+	char cmd[AR_CMDLINE_MAX];
+	read_cmdline(cmd, sizeof cmd);
+	ar_header_init(&hdr);
+	hdr.pid = (uint64_t)rec_pid;
+	hdr.ppid = (uint64_t)getppid();
+	rec_strlcpy(hdr.cmdline, cmd, sizeof hdr.cmdline);
+	rec_strlcpy(hdr.recorder_version, REC_VERSION, sizeof hdr.recorder_version);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	hdr.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	hdr.start_mono_ns = rec_start_mono_ns;
+	if (clock_getres(CLOCK_MONOTONIC, &ts) == 0)
+		hdr.clock_resolution_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	hdr.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	if (rec_cfg.stack_depth)
+		hdr.flags |= AR_HDR_STACKS;
+}
+
+/* Expand %p (pid) and %% in pattern. */
+static void expand(char *out, size_t cap, const char *pat)
+{
+	size_t n = 0;
+	for (const char *s = pat; *s && n + 24 < cap; s++) {
+		if (s[0] == '%' && s[1] == 'p') {
+			n += (size_t)snprintf(out + n, cap - n, "%d", (int)rec_pid);
+			s++;
+		} else if (s[0] == '%' && s[1] == '%') {
+			out[n++] = '%';
+			s++;
+		} else {
+			out[n++] = *s;
+		}
+	}
+	out[n] = 0;
+}
+
+/* Keep the trace fd out of the way of programs that dup2() onto low
+ * numbers (shells do): move it high. */
+static int move_fd_high(int fd)
+{
+	struct rlimit rl;
+	int want = 1000;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1100)
+		want = (int)rl.rlim_cur > 128 ? (int)rl.rlim_cur - 64 : 10;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, want);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+static void manifest_add(const char *path)
+{
+	if (!rec_cfg.manifest[0])
+		return;
+	int fd = open(rec_cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char line[1200];
+	int n = snprintf(line, sizeof line, "%s\n", path);
+	ssize_t w = write(fd, line, (size_t)n); /* O_APPEND: one atomic line */
+	(void)w;
+	close(fd);
+}
+
+static int open_trace(void)
+{
+	if (writer)
+		return 0;
+	if (open_failed)
+		return -1;
+	int fd = -1;
+	if (rec_cfg.output[0]) {
+		expand(trace_path, sizeof trace_path, rec_cfg.output);
+		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	} else {
+		/* A re-exec of the same program keeps its pid: never overwrite. */
+		for (int i = 0; i < 100; i++) {
+			if (i == 0)
+				snprintf(trace_path, sizeof trace_path, "%s/%s.%d.zst", rec_cfg.dir,
+					 rec_prog_name(), (int)rec_pid);
+			else
+				snprintf(trace_path, sizeof trace_path, "%s/%s.%d.%d.zst", rec_cfg.dir,
+					 rec_prog_name(), (int)rec_pid, i);
+			fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd >= 0 || errno != EEXIST)
+				break;
+		}
+	}
+	if (fd < 0) {
+		open_failed = 1;
+		rec_fail("cannot create trace %s: %s", trace_path, strerror(errno));
+		return -1;
+	}
+	fd = move_fd_high(fd);
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		trace_dev = st.st_dev;
+		trace_ino = st.st_ino;
+	}
+	ar_error_t err;
+	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
+	if (rc != 0) {
+		open_failed = 1;
+		close(fd);
+		writer = NULL;
+		rec_fail("cannot write trace %s: %s", trace_path, err.msg[0] ? err.msg : ar_strerror(rc));
+		return -1;
+	}
+	trace_fd = fd;
+	manifest_add(trace_path);
+	return 0;
+}
+
+/* The program may have closed our fd and reused the number: never write
+ * into someone else's file. */
+static int fd_still_ours(void)
+{
+	struct stat st;
+	return fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev && st.st_ino == trace_ino;
+}
+
+static void write_error(int rc, const ar_error_t *err)
+{
+	rec_fail("cannot write trace %s: %s", trace_path,
+		 err->sys_errno ? strerror(err->sys_errno) : (err->msg[0] ? err->msg : ar_strerror(rc)));
+}
+
+/* Write one buffer (wlock held). */
+static void write_buf(rec_buf_t *b)
+{
+	if (!writer && atomic_load(&rec_state) != REC_STOPPED)
+		open_trace();
+	if (writer && atomic_load(&rec_state) != REC_STOPPED) {
+		ar_error_t err;
+		int rc = 0;
+		if (!fd_still_ours()) {
+			rec_fail("the program closed the trace file %s", trace_path);
+		} else {
+			if (b->mb.len)
+				rc = ar_writer_write_meta(writer, &b->mb, &err);
+			if (rc == 0 && b->eb.nevents)
+				rc = ar_writer_write_events(writer, &b->eb, &err);
+			if (rc != 0)
+				write_error(rc, &err);
+		}
+	}
+	rec_buf_give_back(b);
+}
+
+/* Write everything submitted so far, oldest first (wlock held). */
+static void drain_queue(void)
+{
+	rec_buf_t *list = atomic_exchange_explicit(&queue, NULL, memory_order_acquire);
+	rec_buf_t *rev = NULL;
+	while (list) {
+		rec_buf_t *n = list->next;
+		list->next = rev;
+		rev = list;
+		list = n;
+	}
+	while (rev) {
+		rec_buf_t *n = rev->next;
+		write_buf(rev);
+		rev = n;
+	}
+}
+
+static void merge_new_threads(void)
+{
+	rec_thread_t *t = atomic_exchange_explicit(&new_threads, NULL, memory_order_acquire);
+	while (t) {
+		rec_thread_t *n = t->all_next;
+		t->all_next = threads;
+		threads = t;
+		t = n;
+	}
+}
+
+/* Steal and write buffers older than min_age_ns (0: every non-empty one).
+ * With retries > 0, busy threads are retried that many times, 1 ms apart.
+ * Exited threads whose buffers are all back are dropped from the list. */
+static void steal_all(uint64_t min_age_ns, int retries)
+{
+	merge_new_threads();
+	uint64_t now = rec_time_ns() + 1;
+	rec_thread_t **pp = &threads;
+	while (*pp) {
+		rec_thread_t *t = *pp;
+		uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
+		if (first != 0 && now - first >= min_age_ns) {
+			rec_buf_t *b;
+			int ok = 0;
+			for (int i = 0; i <= retries && !(ok = rec_thread_steal(t, &b)); i++)
+				sleep_ns(1000000);
+			if (ok && b)
+				write_buf(b);
+		}
+		if (t->exited && !atomic_load(&t->cur) && !atomic_load(&t->in_call) && min_age_ns) {
+			atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
+			rec_buf_t *r = atomic_exchange(&t->returned, NULL);
+			while (r) {
+				rec_buf_t *n = r->next;
+				rec_buf_free_list_push(r);
+				r = n;
+			}
+			*pp = t->all_next;
+			continue;
+		}
+		pp = &t->all_next;
+	}
+}
+
+static int meta_name(ar_metabuf_t *m, const void *arg)
+{
+	const rec_thread_t *t = arg;
+	return ar_meta_thread_name(m, t->index, t->name);
+}
+
+/* Final flush and footer (wlock held). */
+static void do_close(void)
+{
+	drain_queue();
+	steal_all(0, 20);
+	drain_queue();
+	if (atomic_load(&rec_state) == REC_STOPPED && !writer)
+		goto out; /* failed before anything was written */
+	/* The names threads have now (names set after start, e.g. by
+	 * pthread_setname_np or prctl, are only visible in /proc). */
+	static uint8_t mdata[REC_METABUF_CAP];
+	ar_metabuf_t m;
+	ar_metabuf_reset(&m, mdata, sizeof mdata);
+	uint64_t dropped = atomic_load(&rec_dropped_global);
+	for (rec_thread_t *t = threads; t; t = t->all_next) {
+		dropped += t->dropped;
+		if (!t->exited) {
+			rec_thread_read_name(t->tid, t->name);
+			if (t->name[0])
+				meta_name(&m, t);
+		}
+	}
+	if (!writer && m.nrecords == 0 && !rec_cfg.output[0])
+		goto out; /* a fork child that recorded nothing: no file */
+	if (!writer && open_trace() != 0)
+		goto out;
+	int footer = atomic_load(&rec_state) != REC_STOPPED;
+	ar_error_t err;
+	if (footer && m.nrecords && fd_still_ours()) {
+		int rc = ar_writer_write_meta(writer, &m, &err);
+		if (rc != 0) {
+			write_error(rc, &err);
+			footer = 0;
+		}
+	}
+	ar_writer_note_dropped(writer, dropped);
+	if (footer && !fd_still_ours())
+		footer = 0;
+	int rc = ar_writer_close(writer, rec_time_ns(), footer, &err);
+	if (rc != 0 && footer)
+		write_error(rc, &err);
+	writer = NULL;
+	close(trace_fd);
+	trace_fd = -1;
+out:
+	atomic_store(&rec_state, REC_STOPPED);
+	atomic_store(&closed, 1);
+}
+
+/* ---- the writer thread ---------------------------------------------------------------- */
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	rec_tls.in_shim = 1;
+	rec_tls.is_writer = 1;
+	prctl(PR_SET_NAME, "allocrr-writer", 0, 0, 0);
+	uint64_t tick = rec_cfg.flush_ns / 2;
+	uint64_t last_scan = rec_time_ns();
+	for (;;) {
+		atomic_store(&writer_waiting, 1);
+		uint32_t seen = atomic_load(&wake_word);
+		if (!atomic_load(&queue) && !atomic_load(&close_req)) {
+			struct timespec ts = {(time_t)(tick / 1000000000u), (long)(tick % 1000000000u)};
+			syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		}
+		atomic_store(&writer_waiting, 0);
+		while (!try_lock())
+			sleep_ns(100000);
+		if (atomic_load(&close_req)) {
+			do_close();
+			unlock();
+			break;
+		}
+		drain_queue();
+		uint64_t now = rec_time_ns();
+		if (now - last_scan >= tick) {
+			steal_all(rec_cfg.flush_ns, 0);
+			last_scan = now;
+		}
+		unlock();
+		if (atomic_load(&rec_state) == REC_STOPPED)
+			break; /* a write failed: nothing more to do */
+	}
+	atomic_store(&rec_writer_running, 0);
+	syscall(SYS_futex, &closed, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+	return NULL;
+}
+
+int rec_writer_start(void)
+{
+	if (atomic_load(&rec_writer_running))
+		return 0;
+	if (atomic_exchange(&writer_starting, 1))
+		return atomic_load(&rec_writer_running) ? 0 : -1;
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = 1;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	pthread_t th;
+	atomic_store(&rec_writer_running, 1);
+	int rc = pthread_create(&th, &attr, writer_main, NULL);
+	if (rc != 0)
+		atomic_store(&rec_writer_running, 0);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rec_tls.in_shim = saved;
+	atomic_store(&writer_starting, 0);
+	return rc == 0 ? 0 : -1;
+}
+
+static void wake_writer(void)
+{
+	atomic_fetch_add(&wake_word, 1);
+	if (atomic_load(&writer_waiting))
+		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void rec_writer_submit(rec_buf_t *b)
+{
+	rec_buf_t *head = atomic_load_explicit(&queue, memory_order_relaxed);
+	do
+		b->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&queue, &head, b, memory_order_release,
+						      memory_order_relaxed));
+	if (REC_UNLIKELY(!atomic_load(&rec_writer_running))) {
+		if (rec_getpid() != rec_pid)
+			return; /* a raw clone/vfork child: not ours to write */
+		if (rec_writer_start() != 0 && try_lock()) {
+			drain_queue(); /* no thread: write it ourselves */
+			unlock();
+		}
+		return;
+	}
+	wake_writer();
+}
+
+void rec_writer_add_thread(rec_thread_t *t)
+{
+	rec_thread_t *head = atomic_load_explicit(&new_threads, memory_order_relaxed);
+	do
+		t->all_next = head;
+	while (!atomic_compare_exchange_weak_explicit(&new_threads, &head, t, memory_order_release,
+						      memory_order_relaxed));
+}
+
+void rec_writer_wait_returned(rec_thread_t *t)
+{
+	for (long ns = 20000; !atomic_load(&t->returned); ns = ns < 1000000 ? ns * 2 : ns) {
+		if (atomic_load(&rec_state) != REC_ON)
+			return;
+		if (!atomic_load(&rec_writer_running) && rec_writer_start() != 0 && try_lock()) {
+			drain_queue();
+			unlock();
+			continue;
+		}
+		wake_writer();
+		sleep_ns(ns);
+	}
+}
+
+void rec_writer_finish(const char *why, int timeout_ms)
+{
+	(void)why;
+	/* A vfork child shares our memory: it must not touch the state at all. */
+	if (rec_getpid() != rec_pid)
+		return;
+	int expect = REC_ON;
+	if (!atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING)) {
+		if (expect == REC_CLOSING) /* someone else is closing: let them finish */
+			for (int i = 0; i < timeout_ms && !atomic_load(&closed); i++)
+				sleep_ns(1000000);
+		return;
+	}
+	/* Our own buffer first: we are its owner and not inside a call unless
+	 * a signal interrupted the shim, in which case it is skipped. */
+	rec_thread_t *t = rec_tls.t;
+	if (t && !atomic_load(&t->in_call)) {
+		rec_buf_t *b = atomic_exchange(&t->cur, NULL);
+		atomic_store(&t->first_ns, 0);
+		if (b) {
+			rec_buf_t *head = atomic_load(&queue);
+			do
+				b->next = head;
+			while (!atomic_compare_exchange_weak(&queue, &head, b));
+		}
+	}
+	if (atomic_load(&rec_writer_running) && !rec_tls.is_writer) {
+		atomic_store(&close_req, 1);
+		wake_writer();
+		for (int i = 0; i < timeout_ms * 10 && !atomic_load(&closed); i++)
+			sleep_ns(100000);
+		return;
+	}
+	for (int i = 0; i < timeout_ms; i++) {
+		if (try_lock()) {
+			if (!atomic_load(&closed))
+				do_close();
+			unlock();
+			return;
+		}
+		sleep_ns(1000000);
+	}
+}
+
+int rec_writer_init(int lazy_open)
+{
+	rec_threads_init();
+	header_fill();
+	if (!lazy_open)
+		return open_trace();
+	return 0;
+}
+
+void rec_writer_reset_child(void)
+{
+	/* The parent's queue, writer and thread list stay in the parent. */
+	if (trace_fd >= 0)
+		close(trace_fd);
+	trace_fd = -1;
+	writer = NULL;
+	open_failed = 0;
+	atomic_store(&wlock, 0);
+	atomic_store(&queue, NULL);
+	atomic_store(&new_threads, NULL);
+	threads = NULL;
+	atomic_store(&writer_waiting, 0);
+	atomic_store(&close_req, 0);
+	atomic_store(&closed, 0);
+	atomic_store(&rec_writer_running, 0);
+	atomic_store(&writer_starting, 0);
+	atomic_store(&rec_dropped_global, 0);
+	atomic_store(&rec_seq_counter, 0);
+	rec_cfg.output[0] = 0; /* -o names the first process only */
+	rec_pid = rec_getpid();
+	rec_start_mono_ns = rec_mono_ns();
+	rec_threads_reset();
+	header_fill();
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Dying of signals and unusual exits: allocrec returns the program's status
+# (128+signal), what the program sees of its signal dispositions is what it
+# installed, its output is unchanged, and the trace stays readable (verify
+# exit 0 or 1, never 2). With a default fatal action (SIGTERM, SIGSEGV,
+# SIGABRT), _exit, and exit from a thread the recorder closes the trace, so
+# it is complete; SIGKILL cannot be caught, but the time-based flush bounds
+# the loss: allocations made 2 s before the kill are on disk.
+. "$(dirname "$0")/../progs/rec_testlib.sh"
+
+for mode in term handler ignore segv abort kill; do
+	mkdir $mode && cd $mode
+	"$REC" -q "$P/rec_signal" $mode >out.txt 2>err.txt
+	rc=$?
+	(ulimit -c 0; "$P/rec_signal" $mode >bare.txt 2>/dev/null); bare=$?
+	expect_eq "$mode: exit status like unrecorded" $rc $bare
+	expect_eq "$mode: output like unrecorded" "$(cat out.txt)" "$(cat bare.txt)"
+	f=$(one_trace "rec_signal.*.zst")
+	v=$(verify_rc $f)
+	[ "$v" -le 1 ] && ok "$mode: verify $v" || fail "$mode: verify $v"
+	[ $mode = kill ] || expect_eq "$mode: trace complete" "$v" 0
+	n=$("$AT" dump $f 2>/dev/null | cut -d' ' -f3- | grep -c '^malloc 4444 ')
+	expect_eq "$mode: the 1000 allocations are in the trace" "$n" 1000
+	cd ..
+done
+expect_eq "term status" "$(cd term && "$REC" -q "$P/rec_signal" term >/dev/null 2>&1; echo $?)" 143
+
+mkdir _exit && cd _exit
+"$REC" -q "$P/rec_exit" _exit; expect_eq "_exit: status" $? 5
+f=$(one_trace "rec_exit.*.zst")
+expect_eq "_exit: verify" "$(verify_rc $f)" 0
+expect_eq "_exit: allocations" "$(dump3 $f | grep -c '^malloc 7777 ')" 500
+cd ..
+mkdir thread && cd thread
+"$REC" -q "$P/rec_exit" thread; expect_eq "exit from a thread: status" $? 4
+f=$(one_trace "rec_exit.*.zst")
+expect_eq "exit from a thread: verify" "$(verify_rc $f)" 0
+expect_eq "exit from a thread: allocations" "$(dump3 $f | grep -c '^malloc 7777 ')" 500
+expect_eq "exit from a thread: its malloc" "$(dump3 $f | grep -c '^malloc 99 ')" 1
+cd ..
+finish

@@ -1,0 +1,40 @@
+# tests/progs/: programs with known heap behaviour for the recorder's
+# end-to-end tests (tests/e2e/rec_*.sh), a trace checker built on the
+# ar_reader API, and an independent call-counting preload shim. Included from
+# recorder/module.mk. Built without sanitizers (they run under the shim) and
+# with -fno-builtin so the compiler cannot elide a malloc/free pair.
+REC_PROGS_DIR := $(BUILD)/tests/progs
+REC_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-alloc-size-larger-than -Wno-use-after-free -O1 -g -fno-builtin -D_GNU_SOURCE -Itrace-format -Ianalysis
+REC_PROG_NAMES := rec_seq rec_aligned rec_realloc rec_threads rec_fork rec_dlopen rec_signal rec_exit
+REC_PROGS := $(addprefix $(REC_PROGS_DIR)/,$(REC_PROG_NAMES))
+REC_TRACECHECK := $(REC_PROGS_DIR)/rec_tracecheck
+REC_CXX := $(REC_PROGS_DIR)/rec_cxx
+REC_DLLIB := $(REC_PROGS_DIR)/librec_dllib.so
+REC_COUNT := $(REC_PROGS_DIR)/librec_count.so
+
+$(REC_PROGS_DIR)/rec_%: tests/progs/rec_%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< -lpthread -ldl
+
+$(REC_CXX): tests/progs/rec_cxx.cc | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)g++ -std=c++17 -Wall -Wextra -Werror -O0 -g -o $@ $<
+
+$(REC_DLLIB): tests/progs/rec_dllib.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+$(REC_COUNT): tests/progs/rec_countshim.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
+
+$(REC_TRACECHECK): tests/progs/rec_tracecheck.c $(TRACE_LIB) $(SYM_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(TRACE_LDLIBS)
+
+ALL_TARGETS += $(REC_PROGS) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK)

@@ -1,0 +1,68 @@
+/*
+ * rec_signal MODE — dying of (or surviving) signals, after 1000 allocations
+ * of 4444 bytes:
+ *   term     kill(getpid(), SIGTERM) with the default action
+ *   handler  the program's own SIGTERM handler calls exit(3)
+ *   ignore   SIGTERM ignored, raised, the program goes on (exit 0)
+ *   segv     a NULL write
+ *   abort    abort()
+ *   kill     sleep 2 s, then SIGKILL (the recorder cannot see it coming)
+ * Every mode first prints what sigaction reports for SIGTERM, which must be
+ * what the program itself installed.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_term(int sig)
+{
+	(void)sig;
+	static const char msg[] = "caught SIGTERM\n";
+	ssize_t w = write(1, msg, sizeof msg - 1);
+	(void)w;
+	exit(3);
+}
+
+static const char *disp(void)
+{
+	struct sigaction old;
+	sigaction(SIGTERM, NULL, &old);
+	return old.sa_handler == SIG_DFL ? "default" : old.sa_handler == SIG_IGN ? "ignore"
+		: old.sa_handler == on_term ? "on_term" : "SOMETHING ELSE";
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "term";
+	printf("initial %s\n", disp());
+	if (strcmp(mode, "handler") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_term;
+		sigaction(SIGTERM, &sa, NULL);
+	} else if (strcmp(mode, "ignore") == 0) {
+		signal(SIGTERM, SIG_IGN);
+	}
+	printf("now %s\n", disp());
+	fflush(stdout);
+	void *keep[1000];
+	for (int i = 0; i < 1000; i++)
+		keep[i] = malloc(4444);
+	if (strcmp(mode, "kill") == 0) {
+		sleep(2);
+		kill(getpid(), SIGKILL);
+	} else if (strcmp(mode, "segv") == 0) {
+		*(volatile int *)(uintptr_t)0 = 1;
+	} else if (strcmp(mode, "abort") == 0) {
+		abort();
+	} else {
+		kill(getpid(), SIGTERM);
+	}
+	for (int i = 0; i < 1000; i++)
+		free(keep[i]);
+	printf("survived\n");
+	return 0;
+}
