@@ -69,6 +69,9 @@ $(DEPS_STAMP): Makefile
 	fi; mkdir -p build && touch $@
 
 # ---- generic rules ------------------------------------------------------------
+# Keep intermediate objects: no rebuilds, and no "rm" after make test's summary.
+.SECONDARY:
+
 # objs: source list -> object list under $(BUILD)/obj
 objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
