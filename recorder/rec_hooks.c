@@ -162,6 +162,7 @@ static void rec_init(void)
 	}
 	rec_pid = rec_getpid();
 	rec_start_mono_ns = rec_mono_ns();
+	rec_clock_init();
 	read_prog_name();
 	read_config();
 	if (rec_writer_init(0) == 0) {
@@ -278,7 +279,7 @@ static inline rec_thread_t *begin(void)
 
 static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
 {
-	e->time_ns = rec_time_ns();
+	e->time_ns = rec_event_time_ns();
 	if (rec_cfg.stack_depth && e->op != AR_OP_FREE)
 		e->stack = rec_stack_capture(t);
 	rec_record(t, e);

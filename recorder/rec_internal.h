@@ -74,6 +74,17 @@ static inline uint64_t rec_time_ns(void)
 {
 	return rec_mono_ns() - rec_start_mono_ns;
 }
+/* The event clock (rec_clock.c): the same ns, from the TSC where stable. */
+extern int rec_clock_tsc;
+void rec_clock_init(void);  /* after rec_start_mono_ns is set */
+void rec_clock_refit(void); /* writer thread, every scan */
+/* After rec_start_mono_ns moved (fork child): keep the fit, shift its zero. */
+void rec_clock_rebase(uint64_t old_start_mono_ns);
+uint64_t rec_clock_tsc_ns(void);
+static inline uint64_t rec_event_time_ns(void)
+{
+	return REC_LIKELY(rec_clock_tsc) ? rec_clock_tsc_ns() : rec_time_ns();
+}
 
 /* ---- memory (rec_mem.c) ----------------------------------------------------- */
 void *rec_mmap(size_t size);         /* zeroed pages or NULL; never malloc */
@@ -85,7 +96,7 @@ int rec_boot_owns(const void *p);
 size_t rec_boot_size(const void *p);
 
 /* ---- buffers and threads (rec_thread.c) ---------------------------------------- */
-#define REC_EVBUF_CAP AR_BLOCK_MAX     /* raw bytes of one events block */
+#define REC_EVBUF_CAP AR_EVBUF_MAX_BYTES /* one events block: 16384 event slots */
 #define REC_METABUF_CAP (64u * 1024u)  /* thread, stack and module records */
 #define REC_BUFS_PER_THREAD 4          /* in flight per thread before it waits */
 

@@ -413,6 +413,7 @@ static void *writer_main(void *arg)
 		drain_queue();
 		uint64_t now = rec_time_ns();
 		if (now - last_scan >= tick) {
+			rec_clock_refit();
 			steal_all(rec_cfg.flush_ns, 0);
 			last_scan = now;
 		}
@@ -576,7 +577,9 @@ void rec_writer_reset_child(void)
 	atomic_store(&rec_seq_counter, 0);
 	rec_cfg.output[0] = 0; /* -o names the first process only */
 	rec_pid = rec_getpid();
+	uint64_t old_start = rec_start_mono_ns;
 	rec_start_mono_ns = rec_mono_ns();
+	rec_clock_rebase(old_start);
 	rec_threads_reset();
 	header_fill();
 }

@@ -95,9 +95,11 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 	if ((h & AR_EV_NULL_RESULT) && !(f & AR_F_RESULT))
 		BAD("event %u: null-result flag on %s, which returns nothing", d->seen, d->hdr->ops[op].name);
 
-	memset(e, 0, sizeof *e);
+	/* Every field is assigned below (no memset: this is the decode loop). */
 	e->op = (uint8_t)op;
 	e->thread = d->thread;
+	e->seq2 = e->ptr = e->align = e->count = e->size = e->result = 0;
+	e->stack = 0;
 	uint64_t v;
 	GET(AR_COL_SEQ, v, "seq");
 	if (v >= UINT64_MAX - d->prev_seq)

@@ -15,7 +15,11 @@
 /* Worst-case bytes per event of each column (SPEC 5.2). */
 static const size_t col_max[AR_NCOLS] = {1, 20, 10, 22, 20, 5};
 
-#define MAP_BITS 16 /* 65536 entries >= 2 pointers x AR_EVBUF_MAX_EVENTS */
+/* 32768 entries: a block has at most 2 x 16384 pointers, but distinct
+ * addresses are far fewer in practice; past 3/4 load new addresses are
+ * simply not remembered (they are coded as deltas), which bounds probing. */
+#define MAP_BITS 15
+#define MAP_FULL ((1u << MAP_BITS) / 4 * 3)
 
 int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem)
 {
@@ -57,13 +61,23 @@ static unsigned varint_len(uint64_t v)
 	return n;
 }
 
-/* The map entry for addr in this block's generation, created if absent. */
-static ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr)
+static inline uint32_t map_slot(uint64_t addr)
 {
-	uint64_t h = (addr >> 4) * 0x9E3779B97F4A7C15ULL;
-	for (uint32_t i = (uint32_t)(h >> (64 - MAP_BITS));; i = (i + 1) & enc->map_mask) {
+	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ULL) >> (64 - MAP_BITS));
+}
+
+/* The map entry for addr in this block's generation, created if absent;
+ * a scratch entry (never found again) once the map is 3/4 full. */
+static ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr, ar_ptr_entry_t *scratch)
+{
+	for (uint32_t i = map_slot(addr);; i = (i + 1) & enc->map_mask) {
 		ar_ptr_entry_t *m = &enc->map[i];
 		if (m->gen != enc->gen) {
+			if (enc->map_used >= MAP_FULL) {
+				*scratch = (ar_ptr_entry_t){addr, 0, 0, 0};
+				return scratch;
+			}
+			enc->map_used++;
 			*m = (ar_ptr_entry_t){addr, enc->gen, 0, 0};
 			return m;
 		}
@@ -100,10 +114,17 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 		memset(enc->map, 0, ((size_t)enc->map_mask + 1) * sizeof *enc->map);
 		enc->gen = 1;
 	}
+	enc->map_used = 0;
+	ar_ptr_entry_t scratch;
 	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
 	uint32_t nin = 0, nout = 0;
 	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data;
 	for (uint32_t i = 0; i < b->nevents; i++, s++) {
+		/* The map is bigger than L2: fetch the entries a few events ahead. */
+		if (i + 4 < b->nevents) {
+			__builtin_prefetch(&enc->map[map_slot(s[4].ptr)]);
+			__builtin_prefetch(&enc->map[map_slot(s[4].result)]);
+		}
 		unsigned f = ar_known_op_fields[s->op];
 		uint8_t h = s->op;
 		if (s->stack)
@@ -121,9 +142,9 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 		q[AR_COL_TIME] = ar_put_varint(q[AR_COL_TIME], ar_zigzag((int64_t)(t - prev_time)));
 		prev_time = t;
 		if (f & AR_F_PTR) {
-			ar_ptr_entry_t *m = map_entry(enc, s->ptr);
+			ar_ptr_entry_t *m = map_entry(enc, s->ptr, &scratch);
 			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->ptr, prev_ptr, m->last_out, nout);
-			m->last_in = ++nin;
+			m->last_in = (uint16_t)++nin;
 			prev_ptr = s->ptr;
 		}
 		if (f & (AR_F_ALIGN | AR_F_COUNT))
@@ -131,9 +152,9 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 		if (f & AR_F_SIZE)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
 		if ((f & AR_F_RESULT) && s->result) {
-			ar_ptr_entry_t *m = map_entry(enc, s->result);
+			ar_ptr_entry_t *m = map_entry(enc, s->result, &scratch);
 			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->result, prev_ptr, m->last_in, nin);
-			m->last_out = ++nout;
+			m->last_out = (uint16_t)++nout;
 			prev_ptr = s->result;
 		}
 		if (s->stack)

@@ -128,16 +128,18 @@ enum { AR_COL_OPS, AR_COL_SEQ, AR_COL_TIME, AR_COL_PTR, AR_COL_ARGS, AR_COL_STAC
 
 /* The writer's columnar encoder (encode.c). Its scratch memory and the
  * pointer map come from the writer's ar_mem_t, once. */
+/* 16 bytes, so the map of a full block fits in half a megabyte of cache. */
 typedef struct ar_ptr_entry {
 	uint64_t addr;
-	uint32_t gen;             /* block generation that filled this entry */
-	uint32_t last_in, last_out; /* 1 + index in the input/result history, 0 = none */
+	uint32_t gen;               /* block generation that filled this entry */
+	uint16_t last_in, last_out; /* 1 + index in the input/result history, 0 = none */
 } ar_ptr_entry_t;
+_Static_assert(AR_EVBUF_MAX_EVENTS < 65535, "history indices are 16 bits");
 
 typedef struct ar_enc {
 	uint8_t *col[AR_NCOLS];
 	ar_ptr_entry_t *map;
-	uint32_t map_mask, gen;
+	uint32_t map_mask, gen, map_used;
 } ar_enc_t;
 
 int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem);

@@ -1,8 +1,12 @@
 /*
- * bench_rec_workload THREADS EVENTS — the recorder benchmark's malloc-heavy
- * program: each thread runs EVENTS/THREADS heap calls over its own window of
- * 1024 slots, sizes 16 B - 64 KiB (log-uniform, so most are small), mixing
- * malloc, calloc, realloc and free; it writes the first bytes of every block
+ * bench_rec_workload THREADS EVENTS [any|set] — the recorder benchmark's
+ * malloc-heavy program: each thread runs EVENTS/THREADS heap calls over its
+ * own window of 1024 slots, sizes 16 B - 64 KiB, mixing
+ * malloc, calloc, realloc and free. Sizes: `any` (default) draws every byte
+ * count (log-uniform power of two plus a random offset: the worst case for
+ * a trace's size column); `set` draws from 40 fixed sizes, skewed small, as a
+ * program allocating its own structs and buffers does. It writes the first
+ * bytes of every block
  * it gets (a real program touches its memory). Deterministic per thread
  * (xorshift seeded by the thread number). Prints the number of heap calls.
  */
@@ -13,6 +17,13 @@
 #include <string.h>
 
 static long per_thread;
+static int size_set;
+
+static const uint32_t program_sizes[40] = {
+	16,   24,   32,   40,   48,   56,   64,   72,   80,   96,   112,  128,  144,   160,
+	192,  224,  256,  288,  320,  384,  448,  512,  640,  768,  1024, 1280, 1536,  2048,
+	2560, 3072, 4096, 5120, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536,
+};
 
 static uint64_t next(uint64_t *s)
 {
@@ -25,6 +36,10 @@ static uint64_t next(uint64_t *s)
 
 static size_t pick_size(uint64_t *s)
 {
+	if (size_set) {
+		uint64_t u = next(s) % 1000;
+		return program_sizes[(u * u * 40) / 1000000];
+	}
 	unsigned shift = 4 + (unsigned)(next(s) % 13); /* 16 B .. 64 KiB */
 	size_t lo = (size_t)1 << shift;
 	return lo + (size_t)(next(s) % lo) / 2;
@@ -71,8 +86,9 @@ int main(int argc, char **argv)
 {
 	int threads = argc > 1 ? atoi(argv[1]) : 1;
 	long events = argc > 2 ? atol(argv[2]) : 4000000;
-	if (threads < 1 || threads > 64 || events < 1) {
-		fprintf(stderr, "usage: bench_rec_workload THREADS EVENTS\n");
+	size_set = argc > 3 && strcmp(argv[3], "set") == 0;
+	if (threads < 1 || threads > 64 || events < 1 || (argc > 3 && !size_set && strcmp(argv[3], "any"))) {
+		fprintf(stderr, "usage: bench_rec_workload THREADS EVENTS [any|set]\n");
 		return 1;
 	}
 	per_thread = events / threads;
