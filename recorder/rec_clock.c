@@ -10,9 +10,10 @@
  * The fit: at start, two (tsc, monotonic) pairs 1 ms apart give the rate;
  * the writer thread refits every scan (rec_clock_refit) against the start
  * pair, so the rate's error shrinks as the baseline grows, and re-anchors at
- * the newest pair. A refit can move later times by the old fit's error (tens
- * of microseconds in the first second, less after); event order comes from
- * sequence numbers, never from times (SPEC 4), so nothing depends on it.
+ * the newest pair (never earlier than the old fit's reading, so the clock
+ * never runs backwards). Times carry the fit's error: tens of microseconds
+ * in the first second, less after; event order comes from sequence numbers,
+ * never from times (SPEC 4).
  *
  * Invariants: the hot path reads the fit under a sequence counter (seqlock),
  * never blocks, never calls into libc; the fit is written only by
@@ -128,8 +129,11 @@ void rec_clock_refit(void)
 	uint64_t t, n;
 	sample(&t, &n);
 	uint64_t mult = rate(t, n);
+	/* Re-anchor no earlier than the old fit says it is now: the event
+	 * clock never runs backwards, it only corrects its pace. */
+	uint64_t old = fit_ns0 + (uint64_t)(((unsigned __int128)(t > fit_tsc0 ? t - fit_tsc0 : 0) * fit_mult) >> 32);
 	if (mult)
-		publish(t, n, mult);
+		publish(t, n > old ? n : old, mult);
 #endif
 }
 
