@@ -80,6 +80,10 @@ int ar_cmd_info(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (ar_livemap_finish(&s.live) != 0) {
+		fprintf(stderr, "alloctrace: out of memory tracking live objects\n");
+		return 2;
+	}
 	const ar_header_t *h = ar_reader_header(r);
 	const ar_footer_t *ft = ar_reader_footer(r);
 	const ar_error_t *err = ar_reader_error(r);

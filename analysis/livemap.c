@@ -14,6 +14,7 @@ void ar_livemap_free(ar_livemap_t *m)
 {
 	free(m->keys);
 	free(m->vals);
+	free(m->pending);
 	*m = (ar_livemap_t){0};
 }
 
@@ -100,8 +101,71 @@ uint64_t ar_event_request_bytes(const ar_event_t *e)
 	return e->size;
 }
 
+static int acquire(ar_livemap_t *m, uint64_t ptr, uint64_t n, uint64_t seq)
+{
+	if (put(m, ptr, n))
+		return AR_ENOMEM;
+	m->live_bytes += n;
+	if (m->live_bytes > m->peak_live_bytes) {
+		m->peak_live_bytes = m->live_bytes;
+		m->peak_seq = seq;
+	}
+	return 0;
+}
+
+static int pending_push(ar_livemap_t *m, ar_pending_t p)
+{
+	if (m->npending == m->pending_cap) {
+		uint64_t cap = m->pending_cap ? 2 * m->pending_cap : 64;
+		ar_pending_t *n = realloc(m->pending, cap * sizeof *n);
+		if (!n)
+			return AR_ENOMEM;
+		m->pending = n;
+		m->pending_cap = cap;
+	}
+	uint64_t i = m->npending++;
+	while (i > 0 && m->pending[(i - 1) / 2].seq2 > p.seq2) {
+		m->pending[i] = m->pending[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	m->pending[i] = p;
+	return 0;
+}
+
+/* Apply the pending acquisitions with seq2 < before. */
+static int pending_flush(ar_livemap_t *m, uint64_t before)
+{
+	while (m->npending && m->pending[0].seq2 < before) {
+		ar_pending_t top = m->pending[0], last = m->pending[--m->npending];
+		uint64_t i = 0;
+		for (;;) { /* sift `last` down from the root */
+			uint64_t c = 2 * i + 1;
+			if (c >= m->npending)
+				break;
+			if (c + 1 < m->npending && m->pending[c + 1].seq2 < m->pending[c].seq2)
+				c++;
+			if (m->pending[c].seq2 >= last.seq2)
+				break;
+			m->pending[i] = m->pending[c];
+			i = c;
+		}
+		if (m->npending)
+			m->pending[i] = last;
+		if (acquire(m, top.ptr, top.bytes, top.seq2))
+			return AR_ENOMEM;
+	}
+	return 0;
+}
+
+int ar_livemap_finish(ar_livemap_t *m)
+{
+	return pending_flush(m, UINT64_MAX);
+}
+
 int ar_livemap_apply(ar_livemap_t *m, const ar_event_t *e)
 {
+	if (pending_flush(m, e->seq))
+		return AR_ENOMEM;
 	uint64_t old = 0;
 	int releases = e->op == AR_OP_FREE ||
 		       /* SPEC 5.5: realloc releases its input when it succeeded, or
@@ -116,13 +180,9 @@ int ar_livemap_apply(ar_livemap_t *m, const ar_event_t *e)
 	}
 	if (e->op != AR_OP_FREE && e->result) {
 		uint64_t n = ar_event_request_bytes(e);
-		if (put(m, e->result, n))
-			return AR_ENOMEM;
-		m->live_bytes += n;
-		if (m->live_bytes > m->peak_live_bytes) {
-			m->peak_live_bytes = m->live_bytes;
-			m->peak_seq = e->seq;
-		}
+		if (e->seq2) /* SPEC 4: the result is the caller's from seq2 on */
+			return pending_push(m, (ar_pending_t){e->seq2, e->result, n});
+		return acquire(m, e->result, n, e->seq);
 	}
 	return 0;
 }

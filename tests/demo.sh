@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# make demo: show what allocrr does on a bundled sample. It grows with the
-# tools: today it reads a checked-in trace with alloctrace.
+# make demo: record a bundled multi-threaded program (traces/programs/
+# demo_server.c) with allocrec, then show what the trace holds. Replaying it
+# against every installed allocator joins here when allocreplay exists.
 set -euo pipefail
 build=${ALLOCRR_BUILD:-build}
-sample=traces/samples/synthetic-2t.zst
-echo "== alloctrace info $sample"
-"$build/bin/alloctrace" info "$sample"
+bin=$build/bin
+out=${ALLOCRR_DEMO_DIR:-$build/demo}
+mkdir -p "$out"
+trace=$out/demo_server.zst
+
+echo "== allocrec --stacks -o $trace $build/traces/demo_server 40000 2"
+"$bin/allocrec" --stacks -o "$trace" "$build/traces/demo_server" 40000 2
 echo
-echo "== alloctrace dump $sample | head"
-"$build/bin/alloctrace" dump "$sample" | sed -n "1,10p"
+echo "== alloctrace info $trace"
+"$bin/alloctrace" info "$trace"
 echo
-echo "== alloctrace verify $sample"
-"$build/bin/alloctrace" verify "$sample"
+echo "== alloctrace dump $trace --extra (first 8 events)"
+"$bin/alloctrace" dump "$trace" --extra | sed -n '1,8p'
+echo
+echo "== alloctrace stacks $trace (the first 3)"
+"$bin/alloctrace" stacks "$trace" 2>/dev/null | awk '/^stack /{n++} n>3{exit} {print}'
+echo
+echo "== alloctrace verify $trace"
+"$bin/alloctrace" verify "$trace"
+if [ -x "$bin/allocreplay" ]; then
+	echo
+	echo "== allocreplay $trace --all --db $out/allocrr.db"
+	"$bin/allocreplay" "$trace" --all --db "$out/allocrr.db"
+fi

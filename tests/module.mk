@@ -9,7 +9,11 @@ $(BUILD)/obj/tests/unit/%.o: CFLAGS_OUR += -Itraces/gen -Itests/unit
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TRACE_LIB) $(SYNTH_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(SYNTH_LIB) $(TRACE_LDLIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(SYNTH_LIB) $(TRACE_LDLIBS) -lpthread
+
+# Tests of analysis/ modules link the module's object too.
+$(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)
+$(BUILD)/obj/tests/unit/test_livemap.o: CFLAGS_OUR += -Ianalysis
 
 UNIT_TESTS += $(TEST_UNIT_BINS)
 E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))
