@@ -1,0 +1,174 @@
+/*
+ * test_compat.c — SPEC 8 forward compatibility, from the reader's side: a
+ * trace written by a later minor version (extra header fields, an op this
+ * reader does not know, an unknown record type, an unknown block kind, a
+ * reserved skippable frame, extra descriptor bytes, fields appended to a
+ * known metadata record) must read completely, the new op decoded from its
+ * field mask; and a different major version must be refused by name.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "format.h"
+#include "testing.h"
+
+static uint8_t file[1 << 16];
+static size_t flen;
+
+static void put_frame(uint32_t magic, const uint8_t *p, size_t n)
+{
+	ar_put_u32le(file + flen, magic);
+	ar_put_u32le(file + flen + 4, (uint32_t)n);
+	memcpy(file + flen + 8, p, n);
+	flen += 8 + n;
+}
+
+/* A block: descriptor (with `extra` trailing bytes) + zstd frame of raw. */
+static void put_block(unsigned kind, uint64_t thread, uint64_t tid, uint64_t count, uint64_t first,
+		      uint64_t last, const uint8_t *raw, size_t n, int extra)
+{
+	uint8_t z[4096], d[128], *q = d;
+	size_t c = ZSTD_compress(z, sizeof z, raw, n, 3);
+	uint64_t v[8] = {kind, thread, tid, count, first, last, n, c};
+	for (int i = 0; i < 8; i++)
+		q = ar_put_varint(q, v[i]);
+	for (int i = 0; i < extra; i++)
+		*q++ = 0x42;
+	put_frame(AR_DESCRIPTOR_MAGIC, d, (size_t)(q - d));
+	memcpy(file + flen, z, c);
+	flen += c;
+}
+
+static uint8_t *put_record(uint8_t *q, unsigned type, const uint8_t *body, size_t n)
+{
+	q = ar_put_varint(q, type);
+	q = ar_put_varint(q, n);
+	memcpy(q, body, n);
+	return q + n;
+}
+
+static ar_reader_t *open_mem(void)
+{
+	int fd = memfd_create("compat", 0);
+	if (write(fd, file, flen) != (ssize_t)flen)
+		return NULL;
+	ar_reader_t *r = NULL;
+	ar_error_t err;
+	int rc = ar_reader_open_fd(&r, fd, "compat", &err);
+	if (rc)
+		fprintf(stderr, "open: %s\n", err.msg);
+	return r;
+}
+
+static void build_future_trace(uint16_t major)
+{
+	flen = 0;
+	ar_header_t h;
+	ar_header_init(&h);
+	h.version_minor = 7;
+	h.version_major = major;
+	snprintf(h.ops[11].name, sizeof h.ops[11].name, "mallocx");
+	h.ops[11].fields = AR_F_ALIGN | AR_F_SIZE | AR_F_RESULT;
+	uint8_t hb[8192];
+	int n = ar_header_encode(&h, hb, sizeof hb);
+	hb[n++] = 0x99; /* a header field of minor version 7 */
+	hb[n++] = 0x01;
+	put_frame(AR_HEADER_MAGIC, hb, (size_t)n);
+
+	/* metadata: a thread name with an appended field, an unknown record */
+	uint8_t meta[256], *q = meta, body[64];
+	size_t bn = 0;
+	body[bn++] = 0; /* thread 0 */
+	body[bn++] = 4;
+	memcpy(body + bn, "main", 4);
+	bn += 4;
+	body[bn++] = 0x7f; /* a later field of THREAD_NAME */
+	q = put_record(q, AR_REC_THREAD_NAME, body, bn);
+	const uint8_t unknown[] = {1, 2, 3};
+	q = put_record(q, 42, unknown, sizeof unknown);
+	put_block(AR_BLOCK_META, 0, 0, 2, 0, 0, meta, (size_t)(q - meta), 3);
+
+	const uint8_t skip[] = {7, 7, 7};
+	put_frame(0x184D2A5C, skip, sizeof skip); /* reserved skippable frame */
+
+	/* events: malloc(24), mallocx(align 64, size 100), free(first) */
+	uint8_t ev[256];
+	q = ev;
+	*q++ = 0; /* thread */
+	q = ar_put_varint(q, 77); /* os tid */
+	*q++ = 3; /* count */
+	const uint8_t ops[] = {AR_OP_MALLOC, 11, AR_OP_FREE};
+	const uint8_t seqs[] = {0, 0, 0};   /* seq 1, 2, 3 */
+	const uint8_t times[] = {2, 2, 2};  /* +1 unit each */
+	uint8_t ptrs[32], *pp = ptrs;
+	pp = ar_put_varint(pp, ar_zigzag(0x1000 >> 4) << 2 | AR_PTR_DELTA16); /* malloc -> 0x1000 */
+	pp = ar_put_varint(pp, ar_zigzag(0x1000 >> 4) << 2 | AR_PTR_DELTA16); /* mallocx -> 0x2000 */
+	pp = ar_put_varint(pp, 1u << 1);                                  /* free: OUT k=2 -> 0x1000 */
+	const uint8_t args[] = {24, 64, 100};
+	const uint8_t *cols[6] = {ops, seqs, times, ptrs, args, NULL};
+	size_t lens[6] = {3, 3, 3, (size_t)(pp - ptrs), 3, 0};
+	for (int c = 0; c < 6; c++) {
+		q = ar_put_varint(q, lens[c]);
+		if (lens[c])
+			memcpy(q, cols[c], lens[c]);
+		q += lens[c];
+	}
+	uint8_t rec[300], *rq = put_record(rec, AR_REC_EVENTS, ev, (size_t)(q - ev));
+	put_block(AR_BLOCK_EVENTS, 0, 77, 3, 1, 3, rec, (size_t)(rq - rec), 0);
+
+	const uint8_t future[] = {9, 9};
+	put_block(9, 0, 0, 1, 0, 0, future, sizeof future, 0); /* unknown block kind */
+
+	/* footer: 3 events, 1 thread, 3 blocks before it, last seq 3 */
+	uint8_t f[64], *fq = f;
+	const uint64_t fv[] = {3, 1, 3, 3, 48, 0, 0};
+	for (int i = 0; i < 7; i++)
+		fq = ar_put_varint(fq, fv[i]);
+	uint8_t frec[80], *frq = put_record(frec, AR_REC_FOOTER, f, (size_t)(fq - f));
+	put_block(AR_BLOCK_META, 0, 0, 1, 0, 0, frec, (size_t)(frq - frec), 0);
+}
+
+static void test_later_minor_reads_completely(void)
+{
+	build_future_trace(1);
+	ar_reader_t *r = open_mem();
+	EXPECT(r != NULL);
+	if (!r)
+		return;
+	EXPECT_U64(ar_reader_status(r), AR_STATUS_COMPLETE);
+	EXPECT_U64(ar_reader_header(r)->version_minor, 7);
+	EXPECT_STR(ar_reader_thread(r, 0)->name, "main");
+	ar_event_t e;
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT(e.op == AR_OP_MALLOC && e.size == 24 && e.result == 0x1000 && e.time_ns == 16);
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT_U64(e.op, 11);
+	EXPECT_STR(ar_reader_header(r)->ops[e.op].name, "mallocx");
+	EXPECT(e.align == 64 && e.size == 100 && e.result == 0x2000);
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT(e.op == AR_OP_FREE && e.ptr == 0x1000 && e.seq == 3);
+	EXPECT(ar_reader_next_merged(r, &e) == 0);
+	EXPECT_U64(ar_reader_status(r), AR_STATUS_COMPLETE);
+	ar_reader_close(r);
+}
+
+static void test_other_major_is_refused(void)
+{
+	build_future_trace(2);
+	int fd = memfd_create("major", 0);
+	EXPECT(write(fd, file, flen) == (ssize_t)flen);
+	ar_reader_t *r;
+	ar_error_t err;
+	EXPECT_U64(ar_reader_open_fd(&r, fd, "major", &err), (uint64_t)(int64_t)AR_EVERSION);
+	EXPECT(strstr(err.msg, "version 2.7") != NULL);
+	close(fd);
+}
+
+int main(void)
+{
+	RUN(test_later_minor_reads_completely);
+	RUN(test_other_major_is_refused);
+	return TEST_END();
+}
