@@ -129,7 +129,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/allocrr $(DESTDIR)$(PREFIX)/include/allocrr
 	$(if $(INSTALL_BINS),install -m 755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin)
 	$(if $(INSTALL_LIBS),install -m 644 $(INSTALL_LIBS) $(DESTDIR)$(PREFIX)/lib/allocrr)
-	install -m 644 trace-format/ar_trace.h $(DESTDIR)$(PREFIX)/include/allocrr
+	install -m 644 trace-format/ar_trace.h allocators/ar_alloc.h $(DESTDIR)$(PREFIX)/include/allocrr
 
 .PHONY: clean
 clean:

@@ -1,0 +1,57 @@
+/*
+ * os.h — the only place our allocators talk to the kernel for memory: mmap,
+ * munmap and mremap wrappers that keep an exact tally of the bytes mapped
+ * (what ar_allocator_stats() reports as bytes_mapped), and a small metadata
+ * allocator for per-thread state that must never come from malloc.
+ *
+ * Invariants: the tally changes only together with a successful system call,
+ * by exactly the length that call added or removed; no function here calls
+ * malloc; ar_os_unmap() leaves errno unchanged, because free() must (glibc
+ * promises it since 2.33).
+ */
+#ifndef AR_ALLOC_OS_H
+#define AR_ALLOC_OS_H
+
+#include <stddef.h>
+
+#include "ar_alloc.h"
+
+/* Page size, set by ar_os_init(). */
+extern size_t ar_page_size;
+
+/* Read the page size. Called once from the API's initialisation. */
+void ar_os_init(void);
+
+/* Map len bytes (a multiple of the page size) of zeroed read/write memory.
+ * Returns NULL when the kernel refuses. */
+void *ar_os_map(size_t len);
+
+/* Map len bytes (a page multiple) at an address that is a multiple of align
+ * (a power of two >= the page size), by over-mapping and trimming.
+ * NULL on failure or when len + align overflows. */
+void *ar_os_map_aligned(size_t len, size_t align);
+
+/* Unmap [p, p+len); errno is preserved. */
+void ar_os_unmap(void *p, size_t len);
+
+/* Resize the mapping [p, p+old_len) to new_len without moving it. Returns 0
+ * on success, -1 when the neighbouring address space is taken. */
+int ar_os_resize(void *p, size_t old_len, size_t new_len);
+
+/* Move the mapping [p, p+old_len) to a fresh address that is a multiple of
+ * align, growing it to new_len; the page contents move, nothing is copied.
+ * Returns the new address or NULL (the old mapping is then untouched). */
+void *ar_os_move(void *p, size_t old_len, size_t new_len, size_t align);
+
+/* Zeroed, 64-byte aligned bookkeeping memory (thread states) that is never
+ * returned; callers recycle their own objects. NULL when out of memory. */
+void *ar_os_meta_alloc(size_t size);
+
+/* Add the OS-level counters (bytes_mapped, peak, metadata, call counts) to out. */
+void ar_os_stats(ar_alloc_stats_t *out);
+
+void ar_os_fork_prepare(void);
+void ar_os_fork_parent(void);
+void ar_os_fork_child(void);
+
+#endif

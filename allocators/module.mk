@@ -1,0 +1,85 @@
+# allocators/: our four allocators as drop-in mallocs, build/lib/liballocrr-NAME.so
+# (NAME = pool, arena, tlscache, freelist), and the allocator registry,
+# build/lib/liballocrr-registry.a. Tests: tests/allocators/ (programs) and
+# tests/e2e/alloc_*.sh (which LD_PRELOAD them).
+
+ALLOC_NAMES := pool arena tlscache freelist
+ALLOC_COMMON_SRCS := $(sort $(wildcard allocators/common/*.c))
+ALLOC_pool_SRCS := $(sort $(wildcard allocators/pool/*.c))
+# tlscache's central heap is the pool's per-class heap.
+ALLOC_tlscache_SRCS := $(sort $(wildcard allocators/tlscache/*.c)) allocators/pool/pool_heap.c
+ALLOC_arena_SRCS := $(sort $(wildcard allocators/arena/*.c))
+ALLOC_freelist_SRCS := $(sort $(wildcard allocators/freelist/*.c))
+
+# A preloaded malloc cannot run under a sanitizer (the sanitizer's runtime
+# is itself a malloc), so the .so objects drop -fsanitize even in SAN builds.
+# Hidden visibility: only the malloc API and ar_allocator_stats leave the .so.
+# -fno-builtin-*: the compiler must not turn our own code into calls to the
+# functions we are defining (malloc + memset -> calloc would recurse).
+ALLOC_NOSAN_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
+	-Iallocators -Iallocators/common
+ALLOC_SO_CFLAGS := $(ALLOC_NOSAN_CFLAGS) -Iallocators/pool -fvisibility=hidden \
+	-ftls-model=initial-exec -fno-builtin-malloc -fno-builtin-calloc \
+	-fno-builtin-realloc -fno-builtin-free
+ALLOC_SO_LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS_OUR)) -shared -pthread \
+	-Wl,-z,now -Wl,-z,nodelete -Wl,--no-undefined
+
+ALLOC_SO_SRCS := $(sort $(ALLOC_COMMON_SRCS) $(foreach n,$(ALLOC_NAMES),$(ALLOC_$(n)_SRCS)))
+ALLOC_SO_OBJS := $(call objs,$(ALLOC_SO_SRCS))
+$(ALLOC_SO_OBJS): CFLAGS_OUR := $(ALLOC_SO_CFLAGS)
+
+ALLOC_SOS := $(patsubst %,$(BUILD)/lib/liballocrr-%.so,$(ALLOC_NAMES))
+
+define ALLOC_SO_RULE
+$(BUILD)/lib/liballocrr-$(1).so: $(call objs,$(ALLOC_COMMON_SRCS) $(ALLOC_$(1)_SRCS))
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $(ALLOC_SO_LDFLAGS) -o $$@ $$^
+endef
+$(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_SO_RULE,$(n))))
+
+# ---- registry ----------------------------------------------------------------
+ALLOC_REG_SRCS := allocators/registry.c allocators/registry_probe.c
+ALLOC_REG_OBJS := $(call objs,$(ALLOC_REG_SRCS))
+ALLOC_REG_LIB := $(BUILD)/lib/liballocrr-registry.a
+ALLOC_REG_DEFS := -Iallocators -DAR_ALLOC_LIBDIR='"$(PREFIX)/lib/allocrr"'
+$(ALLOC_REG_OBJS): CFLAGS_OUR += $(ALLOC_REG_DEFS)
+
+$(ALLOC_REG_LIB): $(ALLOC_REG_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- tests ---------------------------------------------------------------------
+# The registry's unit test is an ordinary UNIT_TEST (also run under ASan+UBSan).
+ALLOC_REG_TEST := $(BUILD)/tests/test_alloc_registry
+ALLOC_REG_TEST_OBJ := $(call objs,tests/allocators/test_alloc_registry.c)
+$(ALLOC_REG_TEST_OBJ): CFLAGS_OUR += -Iallocators -Itests/unit
+$(ALLOC_REG_TEST): $(ALLOC_REG_TEST_OBJ) $(ALLOC_REG_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $^ -lpthread
+
+# Programs run under LD_PRELOAD of every allocator (tests/e2e/alloc_*.sh):
+# never sanitized, compiled straight from source (registry included) so a
+# SAN build's registry archive never ends up inside them. -fno-builtin keeps
+# the compiler from reasoning away the very calls the tests make; the two
+# -Wno- flags silence warnings about exactly the edge cases under test
+# (using a block after a realloc that must fail, absurd sizes).
+ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list
+ALLOC_PRELOAD_BINS := $(patsubst %,$(BUILD)/tests/%,$(ALLOC_PRELOAD_TESTS))
+ALLOC_TEST_HDRS := allocators/ar_alloc.h tests/unit/testing.h tests/allocators/alloc_test.h
+$(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) $(ALLOC_TEST_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC+LD   $@")
+	$(Q)$(CC) $(ALLOC_NOSAN_CFLAGS) $(ALLOC_REG_DEFS) -Itests/unit -Itests/allocators -fno-builtin \
+	  -Wno-use-after-free -Wno-alloc-size-larger-than \
+	  -o $@ $< $(ALLOC_REG_SRCS) -lpthread
+
+ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
+UNIT_TESTS += $(ALLOC_REG_TEST)
+INSTALL_LIBS += $(ALLOC_SOS) $(ALLOC_REG_LIB)
+DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
+
+.PHONY: allocators
+allocators: $(ALLOC_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS) $(ALLOC_REG_TEST)

@@ -1,0 +1,160 @@
+/*
+ * pool.c — liballocrr-pool.so: the classic object pool grown into a malloc.
+ *
+ * Design: requests up to ALLOCRR_POOL_MAX_SIZE (32 KiB) are rounded to one of
+ * the size classes (size_class.h) and served from that class's pool
+ * (pool_heap.c): pop the free list or carve the next block, under the class's
+ * own lock. Bigger requests get their own mapping (large.c) and go back to
+ * the kernel on free.
+ *
+ * Trade-off: malloc and free are a handful of instructions plus one
+ * uncontended lock, and blocks of one size sit densely together; but chunks
+ * are never returned and never change class, so memory freed in one class
+ * cannot serve another: a program that frees a million 48-byte objects and
+ * then allocates 64-byte ones keeps both footprints. Threads allocating the
+ * same size contend on one lock (tlscache removes that).
+ *
+ * Aligned requests take a block of size + align - 16 bytes and return the
+ * aligned address inside it, unless every block of the class is aligned
+ * already; free() finds the block start again by division (multiplication by
+ * the chunk's reciprocal), so interior pointers need no header.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core.h"
+#include "large.h"
+#include "pool_heap.h"
+#include "tunables.h"
+#include "util.h"
+
+const char ar_core_name[] = "pool";
+
+/* Sum over live aligned blocks of (returned pointer - block start): that
+ * part of a block is not usable by the program, so not "in use". */
+static _Atomic int64_t padding;
+
+void ar_core_init(void)
+{
+	size_t chunk = ar_tunable_pow2("ALLOCRR_POOL_CHUNK_SIZE", (size_t)256 << 10, (size_t)64 << 10,
+				       (size_t)1 << 30);
+	size_t max = ar_tunable_size("ALLOCRR_POOL_MAX_SIZE", (size_t)32 << 10, 16, AR_SC_LIMIT);
+	/* A chunk must hold at least four blocks of the largest class. */
+	while (max > 16 && ar_sc_size(ar_sc_index(max)) > (chunk - AR_POOL_CHUNK_HDR) / 4)
+		max = ar_sc_size(ar_sc_index(max) - 1);
+	ar_chunk_set_size(chunk);
+	ar_pool_heap_init(max);
+}
+
+void *ar_core_malloc(size_t size)
+{
+	if (AR_LIKELY(size <= ar_pool_max_size))
+		return ar_pool_alloc(ar_sc_index(size));
+	return ar_large_alloc(size, AR_MIN_ALIGN);
+}
+
+void *ar_core_calloc(size_t size)
+{
+	if (size > ar_pool_max_size)
+		return ar_large_alloc(size, AR_MIN_ALIGN); /* fresh mapping: already zero */
+	void *p = ar_pool_alloc(ar_sc_index(size));
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void *ar_core_memalign(size_t align, size_t size)
+{
+	if (size <= ar_pool_max_size && align <= ar_pool_max_size) {
+		unsigned cls = ar_sc_index(size);
+		/* Blocks start at chunk + 64 and step by the class size: when both
+		 * are multiples of align, every block is aligned. */
+		if (AR_POOL_CHUNK_HDR % align == 0 && ar_sc_size(cls) % align == 0)
+			return ar_pool_alloc(cls);
+		size_t need = size + align - AR_MIN_ALIGN;
+		if (need <= ar_pool_max_size) {
+			char *b = ar_pool_alloc(ar_sc_index(need));
+			if (!b)
+				return NULL;
+			char *p = (char *)ar_align_up_ptr((uintptr_t)b, align);
+			if (p != b)
+				atomic_fetch_add_explicit(&padding, p - b, memory_order_relaxed);
+			return p;
+		}
+	}
+	return ar_large_alloc(size, align);
+}
+
+void ar_core_free(void *p)
+{
+	ar_chunk_t *c = ar_chunk_of(p);
+	if (AR_LIKELY(c->kind == AR_CHUNK_POOL)) {
+		char *b = ar_pool_block_start((ar_pool_chunk_t *)c, p);
+		if (AR_UNLIKELY(b != (char *)p))
+			atomic_fetch_sub_explicit(&padding, (char *)p - b, memory_order_relaxed);
+		ar_pool_free(c->index, b);
+	} else if (c->kind == AR_CHUNK_LARGE) {
+		ar_large_free(c, p);
+	} else {
+		ar_fatal("free(): invalid pointer");
+	}
+}
+
+size_t ar_core_usable_size(const void *p)
+{
+	ar_chunk_t *c = ar_chunk_of(p);
+	if (c->kind == AR_CHUNK_POOL)
+		return ar_pool_usable((const ar_pool_chunk_t *)c, p);
+	if (c->kind == AR_CHUNK_LARGE)
+		return ar_large_usable(c);
+	ar_fatal("malloc_usable_size(): invalid pointer");
+}
+
+void *ar_core_realloc(void *p, size_t size)
+{
+	ar_chunk_t *c = ar_chunk_of(p);
+	if (c->kind == AR_CHUNK_POOL) {
+		if (ar_pool_realloc_in_place(ar_pool_usable((ar_pool_chunk_t *)c, p), size))
+			return p;
+		return ar_realloc_by_copy(p, size);
+	}
+	if (c->kind != AR_CHUNK_LARGE)
+		ar_fatal("realloc(): invalid pointer");
+	/* Stay a large block (resized in place or moved by mremap) unless it
+	 * shrinks below half and fits a class. */
+	if (size > ar_pool_max_size || size > ar_large_usable(c) / 2) {
+		void *q = ar_large_realloc(c, p, size);
+		if (q)
+			return q;
+	}
+	return ar_realloc_by_copy(p, size);
+}
+
+void ar_core_stats(ar_alloc_stats_t *out)
+{
+	ar_pool_heap_stats(out);
+	for (unsigned i = 0; i < out->nbins; i++) {
+		const ar_alloc_bin_stats_t *b = &out->bins[i];
+		out->bytes_in_use += b->blocks_in_use * b->block_bytes;
+		out->blocks_in_use += b->blocks_in_use;
+		out->allocs_total += b->allocs_total;
+		out->frees_total += b->allocs_total - b->blocks_in_use;
+	}
+	out->bytes_in_use -= (uint64_t)atomic_load_explicit(&padding, memory_order_relaxed);
+	ar_large_stats(out);
+}
+
+void ar_core_fork_prepare(void)
+{
+	ar_pool_heap_fork_prepare();
+}
+
+void ar_core_fork_parent(void)
+{
+	ar_pool_heap_fork_parent();
+}
+
+void ar_core_fork_child(void)
+{
+	ar_pool_heap_fork_child();
+}

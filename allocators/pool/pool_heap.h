@@ -1,0 +1,97 @@
+/*
+ * pool_heap.h — segregated fixed-size pools, one per size class: the pool
+ * allocator's whole heap, and the central heap behind tlscache's thread
+ * caches.
+ *
+ * Each class owns chunks (chunk.h) carved into equal blocks; free blocks of
+ * a class form a singly linked list threaded through their first word. A
+ * chunk belongs to one class forever and is never returned to the kernel:
+ * the classic object pool, whose memory high-water mark is the sum of each
+ * class's own high-water mark. One lock per class, so threads allocating
+ * different sizes never contend.
+ *
+ * Invariants, per class, under its lock:
+ *   blocks carved = out + on the free list;
+ *   every block lies wholly inside one chunk, at first + k * block_size;
+ *   a chunk's unused tail [bump, bump_end) has never been handed out.
+ */
+#ifndef AR_ALLOC_POOL_HEAP_H
+#define AR_ALLOC_POOL_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ar_alloc.h"
+#include "chunk.h"
+#include "size_class.h"
+
+/* Blocks start this far into a chunk: the header, rounded to a cache line. */
+#define AR_POOL_CHUNK_HDR ((size_t)64)
+
+typedef struct ar_pool_chunk {
+	ar_chunk_t hdr;      /* kind AR_CHUNK_POOL, index = size class */
+	uint32_t block_size; /* bytes */
+	uint32_t unused;
+	uint64_t recip;      /* floor(2^64 / block_size) + 1: divides by multiplying */
+} ar_pool_chunk_t;
+
+/* Classes 0 .. ar_pool_nclasses-1 are used; ar_pool_max_size is the block
+ * size of the last one (the largest request the pools serve). */
+extern unsigned ar_pool_nclasses;
+extern size_t ar_pool_max_size;
+
+/* Set up classes for requests up to max_size (<= AR_SC_LIMIT). The chunk
+ * size must already be fixed (ar_chunk_set_size). */
+void ar_pool_heap_init(size_t max_size);
+
+/* One block of class cls, or NULL when no chunk can be mapped. */
+void *ar_pool_alloc(unsigned cls);
+
+/* Return block (its start, see ar_pool_block_start) to class cls. */
+void ar_pool_free(unsigned cls, void *block);
+
+/*
+ * Take up to n blocks of class cls in one lock hold, linked through their
+ * first word, NULL-terminated, into *head. Returns how many (0 only when the
+ * class is empty and no chunk can be mapped).
+ */
+unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head);
+
+/* Give back n blocks linked from head to tail (tail's link is overwritten). */
+void ar_pool_free_batch(unsigned cls, void *head, void *tail, unsigned n);
+
+/* The start of the block containing p (p may point inside it when it came
+ * from an aligned allocation). */
+static inline char *ar_pool_block_start(const ar_pool_chunk_t *c, const void *p)
+{
+	char *first = (char *)c + AR_POOL_CHUNK_HDR;
+	uint64_t off = (uint64_t)((const char *)p - first);
+	uint64_t k = (uint64_t)(((unsigned __int128)off * c->recip) >> 64);
+	return first + k * c->block_size;
+}
+
+/* malloc_usable_size of p inside chunk c: up to the end of its block. */
+static inline size_t ar_pool_usable(const ar_pool_chunk_t *c, const void *p)
+{
+	return (size_t)(ar_pool_block_start(c, p) + c->block_size - (const char *)p);
+}
+
+/*
+ * realloc's in-place rule for a pool block of usable bytes: keep it when the
+ * new size fits and no more than half the block would be wasted; otherwise
+ * the caller moves it to the right class (a smaller one frees the big block).
+ */
+static inline int ar_pool_realloc_in_place(size_t usable, size_t size)
+{
+	return size <= usable && (size > usable / 2 || usable <= 32);
+}
+
+/* Per class: bins[i].block_bytes, blocks_in_use (= blocks out of the heap),
+ * blocks_free, chunks, allocs_total; plus chunks_in_use. Sets nbins. */
+void ar_pool_heap_stats(ar_alloc_stats_t *out);
+
+void ar_pool_heap_fork_prepare(void);
+void ar_pool_heap_fork_parent(void);
+void ar_pool_heap_fork_child(void);
+
+#endif

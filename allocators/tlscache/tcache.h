@@ -1,0 +1,97 @@
+/*
+ * tcache.h — per-thread caches of free blocks, one LIFO list per size class,
+ * in front of the pool heap (pool_heap.h) which acts as the central heap.
+ *
+ * A thread's cache is touched only by that thread, so its fast paths take no
+ * lock and make no atomic read-modify-write: a hit is a list pop, a free is a
+ * list push. A block freed by another thread simply joins the freeing
+ * thread's cache (blocks have no owner), which makes cross-thread frees as
+ * cheap as local ones; the price is that memory can migrate between threads.
+ *
+ * Invariants:
+ *   - bins[c] is a NULL-terminated list of exactly count free blocks of class
+ *     c; cached_bytes = sum over c of count * class size;
+ *   - a list never holds more than 2 * batch(c) blocks, and cached_bytes
+ *     never stays above the per-thread cap after a free returns;
+ *   - counters other threads read for statistics (counts, misses, ...) are
+ *     written only by the owner, with relaxed atomic stores.
+ */
+#ifndef AR_ALLOC_TCACHE_H
+#define AR_ALLOC_TCACHE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ar_alloc.h"
+#include "size_class.h"
+
+typedef struct tc_bin {
+	void *head;
+	_Atomic uint32_t count;
+} tc_bin_t;
+
+typedef struct ar_tcache {
+	tc_bin_t bins[AR_SC_COUNT];
+	size_t cached_bytes;
+	_Atomic uint64_t allocs[AR_SC_COUNT]; /* cache-path mallocs per class */
+	_Atomic uint64_t frees;               /* cache-path frees */
+	_Atomic uint64_t misses, flushes;
+	_Atomic int64_t padding; /* see pool.c: aligned blocks' unusable head */
+	struct ar_tcache *next;  /* every cache ever made (the registry) */
+	struct ar_tcache *next_free;
+	int live;
+} ar_tcache_t;
+
+/* The calling thread's cache: NULL before its first malloc, TC_DEAD once its
+ * cache was flushed at thread exit (later calls go to the central heap). */
+#define TC_DEAD ((ar_tcache_t *)1)
+extern __thread ar_tcache_t *ar_tc_self __attribute__((tls_model("initial-exec")));
+
+/* Per-class transfer size and the per-thread cap, from the tunables. */
+extern uint32_t ar_tc_batch[AR_SC_COUNT];
+extern size_t ar_tc_cap;
+
+/* Set up the batch sizes and the thread-exit key. Called from ar_core_init. */
+void ar_tc_init(size_t batch, size_t cap_bytes);
+
+/* Create the calling thread's cache; NULL when no memory for it (the thread
+ * then works on the central heap directly). */
+ar_tcache_t *ar_tc_create(void);
+
+/* A block of class cls after a cache miss: refill from the central heap and
+ * return one block (NULL when out of memory). */
+void *ar_tc_refill(ar_tcache_t *tc, unsigned cls);
+
+/* After a push made bin cls too long or the cache too big: give blocks back. */
+void ar_tc_overflow(ar_tcache_t *tc, unsigned cls);
+
+/* Sum over every thread's cache: blocks cached and cache-path mallocs per
+ * class (added to cached[], allocs[]), the aligned-block padding (added to
+ * *padding), and frees_total, cache_misses, cache_flushes, threads (added
+ * to out). */
+void ar_tc_stats(ar_alloc_stats_t *out, uint64_t cached[AR_SC_COUNT], uint64_t allocs[AR_SC_COUNT],
+		 int64_t *padding);
+
+void ar_tc_fork_prepare(void);
+void ar_tc_fork_parent(void);
+void ar_tc_fork_child(void);
+
+static inline void tc_set_count(tc_bin_t *b, uint32_t n)
+{
+	atomic_store_explicit(&b->count, n, memory_order_relaxed);
+}
+
+static inline uint32_t tc_get_count(tc_bin_t *b)
+{
+	return atomic_load_explicit(&b->count, memory_order_relaxed);
+}
+
+/* Owner-only counter increment: a plain load and store, no lock prefix. */
+static inline void tc_bump(_Atomic uint64_t *ctr)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# alloc_stats.sh — checks that each of our allocators' exported statistics
+# are true (tests/allocators/alloc_stats.c). tlscache runs with a small batch
+# and cap so the test can predict hits, misses and cached blocks exactly.
+set -u
+. "$(dirname "$0")/../allocators/lib.sh"
+need "$list" "$build/tests/alloc_stats"
+
+failed=0
+for name in $ours; do
+	preload=$(preload_of "$name") || { failed=$((failed + 1)); continue; }
+	log=$(mktemp)
+	if ALLOCRR_TLSCACHE_BATCH=8 ALLOCRR_TLSCACHE_MAX_BYTES=262144 LD_PRELOAD=$preload \
+		timeout 300 "$build/tests/alloc_stats" "$name" >"$log" 2>&1; then
+		echo "ok   $name"
+	else
+		echo "FAIL $name:"
+		sed 's/^/    /' "$log" | tail -n 30
+		failed=$((failed + 1))
+	fi
+	rm -f "$log"
+done
+[ $failed -eq 0 ]
