@@ -64,7 +64,7 @@ int ar_cmd_info(int argc, char **argv)
 		return 2;
 	stats_t s;
 	memset(&s, 0, sizeof s);
-	ar_livemap_init(&s.live);
+	ar_livemap_init(&s.live, NULL, NULL, NULL);
 	ar_event_t e;
 	int rc;
 	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
@@ -75,7 +75,7 @@ int ar_cmd_info(int argc, char **argv)
 		s.requested += ar_event_request_bytes(&e);
 		if ((ar_reader_header(r)->ops[e.op].fields & AR_F_RESULT) && !e.result && ar_event_request_bytes(&e))
 			s.failed++;
-		if (ar_livemap_apply(&s.live, &e) != 0) {
+		if (ar_livemap_apply(&s.live, &e, 0) != 0) {
 			fprintf(stderr, "alloctrace: out of memory tracking live objects\n");
 			return 2;
 		}

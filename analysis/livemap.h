@@ -1,7 +1,13 @@
 /*
- * livemap.h — live heap objects by address, for statistics that replay a
- * trace's allocations (live bytes, peak). Memory grows with the number of
- * live objects, not with the length of the trace.
+ * livemap.h — live heap objects by address, replayed from a trace in
+ * sequence order, for statistics (live bytes and their peak in info, every
+ * object's birth and death in stats). Memory grows with the number of live
+ * objects, not with the length of the trace.
+ *
+ * SPEC 4 and 5.5 decide what is live: an allocation's result from its seq
+ * on; a free releases at its seq; a realloc releases its input at seq and
+ * acquires its result at seq2, which may come after other threads' events —
+ * such an acquisition waits in a small heap until the first event past seq2.
  */
 #ifndef AR_LIVEMAP_H
 #define AR_LIVEMAP_H
@@ -10,30 +16,51 @@
 
 #include "ar_trace.h"
 
-/* A realloc's result, live from its seq2 on (SPEC 4). */
-typedef struct ar_pending {
-	uint64_t seq2, ptr, bytes;
-} ar_pending_t;
+/* One live object: where it came from. */
+typedef struct ar_live_obj {
+	uint64_t ptr;
+	uint64_t bytes;    /* requested (count * size for calloc) */
+	uint64_t born_seq; /* seq2 for a realloc's result */
+	uint64_t born_ns;
+	uint64_t born_event; /* ordinal of the allocating event among those applied */
+	uint64_t aux;        /* the caller's, given to ar_livemap_apply */
+	uint32_t thread, stack;
+} ar_live_obj_t;
+
+/* Called for every object an event releases, before it is forgotten (by is
+ * NULL when a newer object took over its address without a release). */
+typedef void (*ar_live_released_fn)(void *ctx, const ar_live_obj_t *obj, const ar_event_t *by);
+/* Called for every object once it is live (live_bytes already counts it). */
+typedef void (*ar_live_acquired_fn)(void *ctx, const ar_live_obj_t *obj);
 
 typedef struct ar_livemap {
-	uint64_t *keys, *vals; /* key 0 = empty: NULL is never live */
+	ar_live_obj_t *slots; /* open addressing on ptr; ptr 0 = empty, 1 = deleted */
 	uint64_t cap, len, tomb;
-	ar_pending_t *pending; /* min-heap on seq2 */
+	ar_live_obj_t *pending; /* realloc results waiting for their seq2: min-heap */
 	uint64_t npending, pending_cap;
+	uint64_t events; /* events applied */
 	uint64_t live_bytes, peak_live_bytes, peak_seq;
-	uint64_t unknown_frees; /* frees of pointers the trace never returned */
+	uint64_t unknown_frees; /* releases of pointers the trace never returned */
+	ar_live_released_fn released;
+	ar_live_acquired_fn acquired;
+	void *ctx;
 } ar_livemap_t;
 
-void ar_livemap_init(ar_livemap_t *m);
+/* The callbacks may be NULL. */
+void ar_livemap_init(ar_livemap_t *m, ar_live_released_fn released, ar_live_acquired_fn acquired, void *ctx);
 void ar_livemap_free(ar_livemap_t *m);
-/* Apply one event, given in sequence order (allocation, free or realloc,
- * as SPEC 5.5 defines their effect). A realloc releases its input at seq
- * and acquires its result at seq2, which may come after other threads'
- * events: the acquisition waits until the first event past seq2 (or
- * ar_livemap_finish). Returns 0 or AR_ENOMEM. */
-int ar_livemap_apply(ar_livemap_t *m, const ar_event_t *e);
-/* Apply the acquisitions still waiting for their seq2. */
+/* Apply one event, given in sequence order; aux is stored with the objects
+ * it allocates. Returns 0 or AR_ENOMEM. */
+int ar_livemap_apply(ar_livemap_t *m, const ar_event_t *e, uint64_t aux);
+/* Apply the acquisitions still waiting for their seq2 (after the last event). */
 int ar_livemap_finish(ar_livemap_t *m);
+/* Apply the waiting acquisitions with seq2 < seq: what ar_livemap_apply does
+ * first, for callers that look objects up before applying an event. */
+int ar_livemap_advance(ar_livemap_t *m, uint64_t seq);
+/* The live object at ptr, or NULL. Valid until the next apply. */
+const ar_live_obj_t *ar_livemap_find(const ar_livemap_t *m, uint64_t ptr);
+/* Call fn for every object still live. */
+void ar_livemap_each(const ar_livemap_t *m, void (*fn)(void *ctx, const ar_live_obj_t *obj), void *ctx);
 /* Bytes an allocation event asked for (count * size for calloc). */
 uint64_t ar_event_request_bytes(const ar_event_t *e);
 

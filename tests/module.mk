@@ -13,7 +13,8 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TRACE_LIB) $(SYNTH_LIB
 
 # Tests of analysis/ modules link the module's object too.
 $(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)
-$(BUILD)/obj/tests/unit/test_livemap.o: CFLAGS_OUR += -Ianalysis
+$(BUILD)/tests/test_heapstats: $(call objs,analysis/heapstats.c analysis/livemap.c)
+$(BUILD)/obj/tests/unit/test_livemap.o $(BUILD)/obj/tests/unit/test_heapstats.o: CFLAGS_OUR += -Ianalysis
 
 UNIT_TESTS += $(TEST_UNIT_BINS)
 E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))

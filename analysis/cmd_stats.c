@@ -1,0 +1,382 @@
+/*
+ * cmd_stats.c — `alloctrace stats FILE [--json] [--top N]`: what a program's
+ * heap looks like, before choosing an allocator (heapstats.c does the
+ * counting in one streaming pass; a second pass, only when stacks were
+ * recorded, finds each allocation site's bytes live at the peak).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloctrace.h"
+#include "ar_symbolize.h"
+#include "heapstats.h"
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
+
+static void fmt_bytes(char *buf, size_t n, uint64_t v)
+{
+	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int i = 0;
+	double d = (double)v;
+	while (d >= 1024 && i < 4) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+}
+
+static void fmt_ns(char *buf, size_t n, uint64_t v)
+{
+	if (v < 1000)
+		snprintf(buf, n, "%" PRIu64 " ns", v);
+	else if (v < 1000000)
+		snprintf(buf, n, "%.1f us", (double)v / 1e3);
+	else if (v < 1000000000)
+		snprintf(buf, n, "%.1f ms", (double)v / 1e6);
+	else
+		snprintf(buf, n, "%.2f s", (double)v / 1e9);
+}
+
+/* A log2 histogram, buckets from the first to the last non-empty one. */
+static void print_hist(const char *title, const uint64_t *h, int kind /* 0 bytes, 1 count, 2 ns */)
+{
+	int lo = -1, hi = -1;
+	uint64_t total = 0, max = 0;
+	for (int i = 0; i < AR_HS_LOG2; i++) {
+		if (!h[i])
+			continue;
+		if (lo < 0)
+			lo = i;
+		hi = i;
+		total += h[i];
+		max = h[i] > max ? h[i] : max;
+	}
+	printf("%s\n", title);
+	if (lo < 0) {
+		printf("  (none)\n");
+		return;
+	}
+	for (int i = lo; i <= hi; i++) {
+		char a[32], b[32];
+		uint64_t from = i ? (uint64_t)1 << i : 0, to = ((uint64_t)1 << (i + 1)) - 1;
+		if (kind == 0) {
+			fmt_bytes(a, sizeof a, from);
+			fmt_bytes(b, sizeof b, to);
+		} else if (kind == 2) {
+			fmt_ns(a, sizeof a, from);
+			fmt_ns(b, sizeof b, to);
+		} else {
+			snprintf(a, sizeof a, "%" PRIu64, from);
+			snprintf(b, sizeof b, "%" PRIu64, to);
+		}
+		int bar = (int)(40.0 * (double)h[i] / (double)max + 0.5);
+		printf("  %10s - %-10s %12" PRIu64 " %5.1f%% %.*s\n", a, b, h[i], pct(h[i], total), bar,
+		       "########################################");
+	}
+}
+
+static void json_hist(const char *name, const uint64_t *h)
+{
+	printf("\"%s\":[", name);
+	int first = 1;
+	for (int i = 0; i < AR_HS_LOG2; i++) {
+		if (!h[i])
+			continue;
+		printf("%s{\"from\":%" PRIu64 ",\"count\":%" PRIu64 "}", first ? "" : ",", i ? (uint64_t)1 << i : 0, h[i]);
+		first = 0;
+	}
+	printf("]");
+}
+
+/* The first frame of a stack that is the program's own call site rather
+ * than an allocator wrapper (libc, ld.so, libstdc++'s operator new). */
+static void site_name(const ar_reader_t *r, ar_sym_t *sym, uint32_t id, char *buf, size_t n)
+{
+	uint32_t depth = 0;
+	const uint64_t *fr = ar_reader_stack(r, id, &depth);
+	snprintf(buf, n, "stack %u", id);
+	if (!fr || !sym)
+		return;
+	for (uint32_t i = 0; i < depth; i++) {
+		ar_sym_frame_t f;
+		ar_sym_lookup(sym, fr[i], &f);
+		const char *m = f.module ? strrchr(f.module, '/') : NULL;
+		m = m ? m + 1 : f.module ? f.module : "";
+		int wrapper = !strncmp(m, "libc.so", 7) || !strncmp(m, "ld-linux", 8) || !strncmp(m, "libstdc++", 9);
+		if (!wrapper || i + 1 == depth) {
+			ar_sym_format(&f, buf, n);
+			return;
+		}
+	}
+}
+
+typedef int (*site_cmp_fn)(const void *, const void *);
+static int by_calls(const void *a, const void *b)
+{
+	const ar_hs_site_t *x = a, *y = b;
+	return x->calls < y->calls ? 1 : x->calls > y->calls ? -1 : 0;
+}
+static int by_bytes(const void *a, const void *b)
+{
+	const ar_hs_site_t *x = a, *y = b;
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+static int by_live(const void *a, const void *b)
+{
+	const ar_hs_site_t *x = a, *y = b;
+	return x->live_at_peak < y->live_at_peak ? 1 : x->live_at_peak > y->live_at_peak ? -1 : 0;
+}
+
+static void print_sites(const ar_reader_t *r, ar_sym_t *sym, const ar_heapstats_t *s, ar_hs_site_t *v, uint32_t n,
+			const char *title, site_cmp_fn cmp, int top, int json)
+{
+	qsort(v, n, sizeof *v, cmp);
+	if (!json)
+		printf("%s\n", title);
+	for (uint32_t i = 0; i < n && (int)i < top; i++) {
+		char name[1024], b[32], l[32];
+		site_name(r, sym, v[i].stack, name, sizeof name);
+		if (json) {
+			printf("%s{\"stack\":%u,\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"live_at_peak_bytes\":%" PRIu64
+			       ",\"site\":",
+			       i ? "," : "", v[i].stack, v[i].calls, v[i].bytes, v[i].live_at_peak);
+			fputc('"', stdout);
+			for (const char *c = name; *c; c++)
+				printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
+			printf("\"}");
+			continue;
+		}
+		fmt_bytes(b, sizeof b, v[i].bytes);
+		fmt_bytes(l, sizeof l, v[i].live_at_peak);
+		printf("  %10" PRIu64 " calls %5.1f%%  %10s  %10s at peak  %s\n", v[i].calls, pct(v[i].calls, s->allocs), b,
+		       l, name);
+	}
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: alloctrace stats FILE [--json] [--top N]\n");
+	return 1;
+}
+
+int ar_cmd_stats(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0, top = 10;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--top") && i + 1 < argc)
+			top = atoi(argv[++i]);
+		else if (argv[i][0] == '-' || path)
+			return usage();
+		else
+			path = argv[i];
+	}
+	if (!path || top < 1)
+		return usage();
+	ar_reader_t *r = ar_open_or_complain(path);
+	if (!r)
+		return 2;
+	ar_heapstats_t *s = calloc(1, sizeof *s);
+	if (!s) {
+		ar_reader_close(r);
+		return 2;
+	}
+	ar_heapstats_init(s, ar_reader_event_count(r));
+	ar_event_t e;
+	int rc;
+	while ((rc = ar_reader_next_merged(r, &e)) == 1)
+		if (ar_heapstats_add(s, &e)) {
+			rc = AR_ENOMEM;
+			break;
+		}
+	if (rc == 0 && ar_heapstats_finish(s))
+		rc = AR_ENOMEM;
+	/* Second pass for each site's bytes live at the peak (stacks only). */
+	if (rc == 0 && s->nsites > 1) {
+		ar_reader_rewind(r);
+		ar_heapstats_rewind(s);
+		while ((rc = ar_reader_next_merged(r, &e)) == 1)
+			if (ar_heapstats_add(s, &e)) {
+				rc = AR_ENOMEM;
+				break;
+			}
+		if (rc == 0 && ar_heapstats_finish(s))
+			rc = AR_ENOMEM;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "alloctrace: %s: %s\n", path,
+			rc == AR_ENOMEM ? "out of memory" : ar_reader_error(r)->msg);
+		ar_heapstats_free(s);
+		free(s);
+		ar_reader_close(r);
+		return 2;
+	}
+	if (ar_reader_status(r) == AR_STATUS_TRUNCATED)
+		fprintf(stderr, "alloctrace: %s: %s; statistics cover the readable part\n", path, ar_reader_error(r)->msg);
+
+	const ar_header_t *h = ar_reader_header(r);
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const ar_thread_info_t *ti = ar_reader_thread(r, s->threads[i].index);
+		s->threads[i].os_tid = ti ? ti->os_tid : 0;
+	}
+	uint64_t p50 = ar_heapstats_size_percentile(s, 0.5), p90 = ar_heapstats_size_percentile(s, 0.9),
+		 p99 = ar_heapstats_size_percentile(s, 0.99);
+	uint64_t nsizes;
+	const ar_hs_size_t *sizes = ar_heapstats_top_sizes(s, &nsizes);
+	ar_sym_t *sym = NULL;
+	if (s->nsites > 1)
+		ar_sym_open(&sym, r, NULL);
+	ar_hs_site_t *sites = NULL;
+	uint32_t nsites = 0;
+	if (s->nsites > 1 && (sites = malloc(s->nsites * sizeof *sites)) != NULL)
+		for (uint32_t i = 1; i < s->nsites; i++)
+			if (s->sites[i].calls)
+				sites[nsites++] = s->sites[i];
+	uint64_t duration = s->last_time_ns;
+
+	if (json) {
+		printf("{\"events\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"calls\":{", s->events, duration);
+		int first = 1;
+		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+			if (h->ops[op].name[0] && s->calls_by_op[op]) {
+				printf("%s\"%s\":%" PRIu64, first ? "" : ",", h->ops[op].name, s->calls_by_op[op]);
+				first = 0;
+			}
+		printf("},\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"free_null\":%" PRIu64 ",\"failed\":%" PRIu64
+		       ",\"unknown_frees\":%" PRIu64 ",\"requested_bytes\":%" PRIu64 ",\"size_p50\":%" PRIu64
+		       ",\"size_p90\":%" PRIu64 ",\"size_p99\":%" PRIu64 ",\"distinct_sizes\":%" PRIu64 ",",
+		       s->allocs, s->frees, s->free_null, s->failed, s->unknown_frees, s->requested_bytes, p50, p90, p99,
+		       nsizes);
+		json_hist("size_log2", s->size_log2);
+		printf(",\"top_sizes\":[");
+		for (uint64_t i = 0; i < nsizes && (int)i < top; i++)
+			printf("%s{\"size\":%" PRIu64 ",\"count\":%" PRIu64 "}", i ? "," : "", sizes[i].size, sizes[i].count);
+		printf("],");
+		json_hist("lifetime_events_log2", s->life_ops_log2);
+		printf(",");
+		json_hist("lifetime_ns_log2", s->life_ns_log2);
+		printf(",\"freed\":%" PRIu64 ",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
+		       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_seq\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
+		       ",\"live_bytes_at_end\":%" PRIu64 ",\"timeline\":[",
+		       s->freed, s->never_freed, s->never_freed_bytes, s->peak_live_bytes, s->peak_seq, s->peak_time_ns,
+		       s->live_bytes);
+		for (uint32_t i = 0; i < s->ntimeline; i++)
+			printf("%s{\"time_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_objects\":%" PRIu64 "}",
+			       i ? "," : "", s->timeline[i].time_ns, s->timeline[i].live_bytes, s->timeline[i].live_objects);
+		printf("],\"threads\":[");
+		for (uint32_t i = 0; i < s->nthreads; i++) {
+			const ar_hs_thread_t *t = &s->threads[i];
+			uint64_t span = t->last_ns - t->first_ns;
+			printf("%s{\"tid\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
+			       ",\"bytes\":%" PRIu64 ",\"calls_per_sec\":%.0f,\"cross_thread_frees\":%" PRIu64 "}",
+			       i ? "," : "", t->os_tid, t->calls, t->allocs, t->frees, t->bytes,
+			       span ? (double)t->calls * 1e9 / (double)span : 0.0, t->cross_frees);
+		}
+		printf("],\"cross_thread_frees\":%" PRIu64 ",\"realloc\":{\"grow\":%" PRIu64 ",\"shrink\":%" PRIu64
+		       ",\"same\":%" PRIu64 ",\"in_place\":%" PRIu64 ",\"from_null\":%" PRIu64 ",\"to_zero\":%" PRIu64
+		       ",\"growth_factor\":{\"le_1.25\":%" PRIu64 ",\"le_1.5\":%" PRIu64 ",\"le_2\":%" PRIu64
+		       ",\"le_4\":%" PRIu64 ",\"gt_4\":%" PRIu64 "}},\"small_allocations\":%" PRIu64
+		       ",\"small_limit_bytes\":%d,\"arena_friendly_frees\":%" PRIu64 ",\"arena_window_calls\":%d",
+		       s->cross_thread_frees, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_in_place,
+		       s->realloc_from_null, s->realloc_to_zero, s->realloc_factor[0], s->realloc_factor[1],
+		       s->realloc_factor[2], s->realloc_factor[3], s->realloc_factor[4], s->small_allocs, AR_HS_SMALL,
+		       s->arena_friendly, AR_HS_ARENA_OPS);
+		if (nsites) {
+			printf(",\"sites_by_calls\":[");
+			print_sites(r, sym, s, sites, nsites, NULL, by_calls, top, 1);
+			printf("],\"sites_by_bytes\":[");
+			print_sites(r, sym, s, sites, nsites, NULL, by_bytes, top, 1);
+			printf("],\"sites_by_live_at_peak\":[");
+			print_sites(r, sym, s, sites, nsites, NULL, by_live, top, 1);
+			printf("]");
+		}
+		printf("}\n");
+	} else {
+		char a[32], b[32], c[32];
+		fmt_ns(a, sizeof a, duration);
+		printf("%s: %" PRIu64 " events over %s, %u threads\n\n", path, s->events, a, s->nthreads);
+		printf("calls        ");
+		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+			if (h->ops[op].name[0] && s->calls_by_op[op])
+				printf(" %s %" PRIu64 " (%.1f%%)", h->ops[op].name, s->calls_by_op[op],
+				       pct(s->calls_by_op[op], s->events));
+		fmt_bytes(a, sizeof a, s->requested_bytes);
+		printf("\nallocations   %" PRIu64 " (%s requested), %" PRIu64 " failed; frees %" PRIu64 " (%" PRIu64
+		       " of NULL)\n",
+		       s->allocs, a, s->failed, s->frees, s->free_null);
+		fmt_bytes(a, sizeof a, p50);
+		fmt_bytes(b, sizeof b, p90);
+		fmt_bytes(c, sizeof c, p99);
+		printf("request size  median %s, p90 %s, p99 %s; %" PRIu64 " distinct sizes\n\n", a, b, c, nsizes);
+		print_hist("request sizes (log2)", s->size_log2, 0);
+		printf("\nmost frequent sizes\n");
+		for (uint64_t i = 0; i < nsizes && (int)i < top; i++)
+			printf("  %10" PRIu64 " B %12" PRIu64 " %5.1f%%\n", sizes[i].size, sizes[i].count,
+			       pct(sizes[i].count, s->allocs));
+		printf("\n");
+		print_hist("lifetime in events (objects freed in the trace)", s->life_ops_log2, 1);
+		printf("\n");
+		print_hist("lifetime in time", s->life_ns_log2, 2);
+		fmt_bytes(a, sizeof a, s->peak_live_bytes);
+		fmt_ns(b, sizeof b, s->peak_time_ns);
+		fmt_bytes(c, sizeof c, s->never_freed_bytes);
+		printf("\nlive bytes    peak %s at %s (seq %" PRIu64 "); %" PRIu64 " objects (%s) never freed\n", a, b,
+		       s->peak_seq, s->never_freed, c);
+		printf("live bytes over time\n");
+		uint64_t maxl = s->peak_live_bytes ? s->peak_live_bytes : 1;
+		for (uint32_t i = 0; i < s->ntimeline; i += s->ntimeline > 20 ? s->ntimeline / 20 : 1) {
+			fmt_ns(a, sizeof a, s->timeline[i].time_ns);
+			fmt_bytes(b, sizeof b, s->timeline[i].live_bytes);
+			printf("  %10s %10s %.*s\n", a, b, (int)(40 * s->timeline[i].live_bytes / maxl),
+			       "########################################");
+		}
+		printf("\nthreads\n  %10s %12s %12s %12s %14s %12s\n", "tid", "calls", "allocs", "frees", "calls/s",
+		       "cross-frees");
+		for (uint32_t i = 0; i < s->nthreads; i++) {
+			const ar_hs_thread_t *t = &s->threads[i];
+			uint64_t span = t->last_ns - t->first_ns;
+			printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.0f %12" PRIu64 "\n", t->os_tid,
+			       t->calls, t->allocs, t->frees, span ? (double)t->calls * 1e9 / (double)span : 0.0,
+			       t->cross_frees);
+		}
+		printf("cross-thread frees  %" PRIu64 " (%.1f%% of frees of known blocks)\n", s->cross_thread_frees,
+		       pct(s->cross_thread_frees, s->freed));
+		uint64_t nre = s->calls_by_op[AR_OP_REALLOC] + s->calls_by_op[AR_OP_REALLOCARRAY];
+		printf("\nrealloc       %" PRIu64 " calls: %" PRIu64 " grow, %" PRIu64 " shrink, %" PRIu64
+		       " same size, %" PRIu64 " from NULL, %" PRIu64 " to 0; %.1f%% stayed in place\n",
+		       nre, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_from_null, s->realloc_to_zero,
+		       pct(s->realloc_in_place, s->realloc_grow + s->realloc_shrink + s->realloc_same));
+		printf("  growth factor  <=1.25: %" PRIu64 "  <=1.5: %" PRIu64 "  <=2: %" PRIu64 "  <=4: %" PRIu64
+		       "  >4: %" PRIu64 "\n",
+		       s->realloc_factor[0], s->realloc_factor[1], s->realloc_factor[2], s->realloc_factor[3],
+		       s->realloc_factor[4]);
+		printf("\nwhat simpler allocators could serve\n");
+		printf("  small-object pool: %.1f%% of allocations ask for <= %d bytes\n", pct(s->small_allocs, s->allocs),
+		       AR_HS_SMALL);
+		printf("  arena: %.1f%% of freed objects die in their own thread within %d of its calls;"
+		       " %.1f%% are freed by another thread; %" PRIu64 " never freed\n",
+		       pct(s->arena_friendly, s->freed), AR_HS_ARENA_OPS, pct(s->cross_thread_frees, s->freed),
+		       s->never_freed);
+		if (nsites) {
+			printf("\n");
+			print_sites(r, sym, s, sites, nsites, "top allocation sites by calls", by_calls, top, 0);
+			printf("\n");
+			print_sites(r, sym, s, sites, nsites, "top allocation sites by bytes", by_bytes, top, 0);
+			printf("\n");
+			print_sites(r, sym, s, sites, nsites, "top allocation sites by bytes live at the peak", by_live, top,
+				    0);
+		} else if (!(h->flags & AR_HDR_STACKS)) {
+			printf("\n(no call stacks: record with allocrec --stacks for allocation sites)\n");
+		}
+	}
+	free(sites);
+	ar_sym_close(sym);
+	ar_heapstats_free(s);
+	free(s);
+	ar_reader_close(r);
+	return 0;
+}

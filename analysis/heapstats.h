@@ -1,0 +1,95 @@
+/*
+ * heapstats.h — what a trace says about a program's heap, accumulated in one
+ * streaming pass in sequence order: sizes, lifetimes, live bytes over time,
+ * per-thread rates, cross-thread frees, realloc patterns, how much a pool or
+ * an arena could serve, and allocation sites when stacks were recorded.
+ *
+ * Memory grows with the live objects (one record each), the distinct sizes,
+ * threads and stacks — never with the number of events — so a 100-million-
+ * event trace takes the memory of its peak heap population.
+ */
+#ifndef AR_HEAPSTATS_H
+#define AR_HEAPSTATS_H
+
+#include <stdint.h>
+
+#include "ar_trace.h"
+
+#define AR_HS_LOG2 48      /* log2 buckets: [2^i, 2^(i+1)), bucket 0 holds 0 and 1 */
+#define AR_HS_TIMELINE 200 /* live-bytes samples over the trace */
+#define AR_HS_SMALL 1024   /* "pool-sized": requests up to this many bytes */
+#define AR_HS_ARENA_OPS 1000 /* "arena-friendly": freed by its own thread within this many of its calls */
+
+typedef struct ar_hs_thread {
+	uint32_t index;
+	uint64_t os_tid;
+	uint64_t calls, allocs, frees, bytes;
+	uint64_t first_ns, last_ns;
+	uint64_t cross_frees; /* frees by this thread of blocks another thread allocated */
+} ar_hs_thread_t;
+
+typedef struct ar_hs_site {
+	uint32_t stack;
+	uint64_t calls, bytes;
+	uint64_t live_bytes, live_at_peak;
+} ar_hs_site_t;
+
+typedef struct ar_hs_size {
+	uint64_t size, count;
+} ar_hs_size_t;
+
+typedef struct ar_hs_sample {
+	uint64_t seq, time_ns, live_bytes, live_objects;
+} ar_hs_sample_t;
+
+typedef struct ar_heapstats {
+	uint64_t events, calls_by_op[AR_OP_LIMIT];
+	uint64_t allocs, frees, failed, free_null, unknown_frees;
+	uint64_t requested_bytes;
+	uint64_t size_log2[AR_HS_LOG2];
+	uint64_t life_ops_log2[AR_HS_LOG2];  /* lifetime in the trace's events */
+	uint64_t life_ns_log2[AR_HS_LOG2];   /* lifetime in ns */
+	uint64_t freed, never_freed, never_freed_bytes;
+	uint64_t cross_thread_frees;
+	uint64_t small_allocs;          /* requests <= AR_HS_SMALL */
+	uint64_t arena_friendly;        /* freed by their own thread within AR_HS_ARENA_OPS of its calls */
+	/* realloc */
+	uint64_t realloc_grow, realloc_shrink, realloc_same, realloc_in_place, realloc_from_null, realloc_to_zero;
+	uint64_t realloc_factor[5]; /* growth new/old: <=1.25, <=1.5, <=2, <=4, >4 */
+	/* live bytes */
+	uint64_t live_bytes, live_objects, peak_live_bytes, peak_seq, peak_time_ns;
+	ar_hs_sample_t timeline[AR_HS_TIMELINE];
+	uint32_t ntimeline;
+	uint64_t sample_every;
+	/* tables (private layout) */
+	ar_hs_thread_t *threads;
+	uint32_t nthreads, threads_cap, last_thread;
+	ar_hs_size_t *sizes;
+	uint64_t nsizes, sizes_cap;
+	ar_hs_site_t *sites;
+	uint32_t nsites, sites_cap; /* indexed by stack id (dense from 1) */
+	void *objects;              /* live objects by address */
+	uint64_t last_time_ns;
+	int pass2, peak_marked;     /* second pass: only site live bytes, to the peak */
+} ar_heapstats_t;
+
+/* Prepare for a trace of about `expected_events` (to space the timeline). */
+void ar_heapstats_init(ar_heapstats_t *s, uint64_t expected_events);
+void ar_heapstats_free(ar_heapstats_t *s);
+/* Account one event, given in sequence order. 0 or AR_ENOMEM. */
+int ar_heapstats_add(ar_heapstats_t *s, const ar_event_t *e);
+/* After the last event: objects still live, final sample. 0 or AR_ENOMEM. */
+int ar_heapstats_finish(ar_heapstats_t *s);
+/* Start a second pass over the same events (ar_heapstats_add again, from
+ * the first event): it only replays the live objects, and when live bytes
+ * reach the first pass's peak it records each site's live bytes as its
+ * live_at_peak. Counts from the first pass are kept. */
+void ar_heapstats_rewind(ar_heapstats_t *s);
+
+/* Sizes by count, most frequent first (sorts the table in place). */
+const ar_hs_size_t *ar_heapstats_top_sizes(ar_heapstats_t *s, uint64_t *n);
+/* The size a percentile of allocation requests stays at or below, from the
+ * exact size table. */
+uint64_t ar_heapstats_size_percentile(ar_heapstats_t *s, double p);
+
+#endif
