@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "alloctrace.h"
 
 static const struct {
@@ -41,30 +39,6 @@ ar_reader_t *ar_open_or_complain(const char *path)
 		return NULL;
 	}
 	return r;
-}
-
-int ar_file_sha256(const char *path, char out[65])
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned char buf[1 << 16], md[32];
-	unsigned int n = 0;
-	size_t k;
-	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-	while (ok && (k = fread(buf, 1, sizeof buf, f)) > 0)
-		ok = EVP_DigestUpdate(ctx, buf, k);
-	ok = ok && !ferror(f) && EVP_DigestFinal_ex(ctx, md, &n);
-	EVP_MD_CTX_free(ctx);
-	fclose(f);
-	if (!ok) {
-		errno = EIO;
-		return -1;
-	}
-	for (unsigned i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	return 0;
 }
 
 int main(int argc, char **argv)

@@ -27,7 +27,5 @@ void ar_print_stack(FILE *out, const ar_reader_t *r, struct ar_sym *sym, uint32_
 /* Open `path` for a subcommand; on failure print "alloctrace: ..." with the
  * offset and return NULL. */
 ar_reader_t *ar_open_or_complain(const char *path);
-/* Lowercase hex SHA-256 of the whole file into out[65]; 0 or -1 (errno). */
-int ar_file_sha256(const char *path, char out[65]);
 
 #endif

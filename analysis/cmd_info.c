@@ -55,7 +55,7 @@ int ar_cmd_info(int argc, char **argv)
 		return 1;
 	}
 	char sha[65];
-	if (ar_file_sha256(path, sha) != 0) {
+	if (ar_trace_sha256(path, sha) != 0) {
 		perror(path);
 		return 2;
 	}

@@ -17,7 +17,7 @@ ALLOCTRACE := $(BUILD)/bin/alloctrace
 $(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(SYM_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(TRACE_LDLIBS) -lcrypto
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(ALLOCTRACE) $(SYM_LIB)
 INSTALL_BINS += $(ALLOCTRACE)

@@ -330,6 +330,11 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e);
 /* Restart iteration from the first block. */
 void ar_reader_rewind(ar_reader_t *r);
 
+/* ---- identity ------------------------------------------------------------- */
+/* The lowercase hex SHA-256 of the file at path into out[65]: the key under
+ * which results and corpora name a trace. 0, or -1 with errno set. */
+int ar_trace_sha256(const char *path, char out[65]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,7 @@ TRACE_SRCS := $(wildcard trace-format/*.c)
 TRACE_OBJS := $(call objs,$(TRACE_SRCS))
 TRACE_LIB := $(BUILD)/lib/liballocrr-trace.a
 # Link line for anything that uses the library.
-TRACE_LDLIBS := $(TRACE_LIB) -lzstd
+TRACE_LDLIBS := $(TRACE_LIB) -lzstd -lcrypto
 
 $(TRACE_LIB): $(TRACE_OBJS)
 	@mkdir -p $(@D)

@@ -1,0 +1,88 @@
+/*
+ * bench_compile.c — how fast the workload compiler runs, next to how fast
+ * the trace can merely be decoded in sequence order (its lower bound: the
+ * compiler reads through ar_reader_next_merged).
+ *
+ *   bench_replay_compile TRACE...      (make bench-replay-compile writes
+ *                                       synthetic 10 M-event traces first)
+ *
+ * Best of 3 for each; the workload goes to $TMPDIR and is removed. Also
+ * prints what bounds the compiler's memory (slots, peak live blocks) and the
+ * process's peak RSS, to show it follows live blocks, not trace length.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ar_trace.h"
+#include "workload.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_replay_compile TRACE...\n");
+		return 1;
+	}
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char out[512];
+	snprintf(out, sizeof out, "%s/allocrr-bench-compile.%ld.wl", tmp, (long)getpid());
+	for (int a = 1; a < argc; a++) {
+		double best_dec = 1e30, best_comp = 1e30;
+		uint64_t events = 0;
+		ar_error_t err;
+		for (int rep = 0; rep < 3; rep++) {
+			double t0 = now();
+			ar_reader_t *r;
+			if (ar_reader_open(&r, argv[a], &err) != 0) {
+				fprintf(stderr, "bench_replay_compile: %s\n", err.msg);
+				return 2;
+			}
+			ar_event_t e;
+			events = 0;
+			while (ar_reader_next_merged(r, &e) == 1)
+				events++;
+			ar_reader_close(r);
+			double d = now() - t0;
+			if (d < best_dec)
+				best_dec = d;
+			t0 = now();
+			if (ar_wl_compile(argv[a], out, "", &err) != 0) {
+				fprintf(stderr, "bench_replay_compile: %s\n", err.msg);
+				return 2;
+			}
+			d = now() - t0;
+			if (d < best_comp)
+				best_comp = d;
+		}
+		ar_workload_t w;
+		char why[512];
+		if (ar_wl_open(&w, out, why, sizeof why) != 0) {
+			fprintf(stderr, "bench_replay_compile: %s\n", why);
+			return 2;
+		}
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		printf("compile: %s: %llu events, %u thread(s)\n", argv[a], (unsigned long long)events,
+		       w.hdr->nthreads);
+		printf("  decode (merged order)   %8.1f M events/s\n", (double)events / best_dec / 1e6);
+		printf("  compile to workload     %8.1f M events/s (%.1f%% of decode speed)\n",
+		       (double)events / best_comp / 1e6, 100.0 * best_dec / best_comp);
+		printf("  slots %u for peak %llu live blocks; cross-thread deps %llu, reuse deps %llu\n",
+		       w.hdr->nslots, (unsigned long long)w.hdr->peak_live_blocks,
+		       (unsigned long long)w.hdr->cross_thread_deps, (unsigned long long)w.hdr->reuse_deps);
+		printf("  workload file %.1f MB; process peak RSS so far %.1f MB\n",
+		       (double)w.hdr->file_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
+		ar_wl_close(&w);
+		unlink(out);
+	}
+	return 0;
+}

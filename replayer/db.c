@@ -1,0 +1,450 @@
+/*
+ * db.c — the only code that touches SQLite: open (WAL, busy timeout,
+ * foreign keys), migrate the schema forward (db_schema.c), and store one
+ * run with everything it measured in a single transaction, so a killed
+ * allocreplay leaves either the whole run or nothing.
+ *
+ * NULL discipline: a figure the worker did not report (a crashed run, a
+ * counter the kernel refused, allocator statistics an allocator does not
+ * offer) is stored as NULL, never as 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "replay.h"
+
+static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(err, cap, "%s", msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+int ar_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
+{
+	sqlite3 *db = NULL;
+	*out = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		snprintf(err, cap, "cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+		sqlite3_close(db);
+		return -1;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	char e[512];
+	if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e,
+		 sizeof e) != 0) {
+		snprintf(err, cap, "database %s: %s (is it an SQLite database?)", path, e);
+		sqlite3_close(db);
+		return -1;
+	}
+	int have = user_version(db), want = ar_db_schema_version();
+	if (have < 0) {
+		snprintf(err, cap, "database %s: cannot read its schema version", path);
+		sqlite3_close(db);
+		return -1;
+	}
+	if (have > want) {
+		snprintf(err, cap, "database %s has schema version %d, newer than this allocreplay's %d: "
+			 "use a newer allocreplay or another --db", path, have, want);
+		sqlite3_close(db);
+		return -1;
+	}
+	for (int v = have; v < want; v++) {
+		char sql[64];
+		if (exec(db, "BEGIN IMMEDIATE", e, sizeof e) != 0)
+			goto fail;
+		/* Re-check inside the write lock: another allocreplay may have
+		 * migrated meanwhile. */
+		if (user_version(db) != v) {
+			exec(db, "ROLLBACK", e, sizeof e);
+			v = user_version(db) - 1;
+			continue;
+		}
+		snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
+		if (exec(db, ar_db_migration(v), e, sizeof e) != 0 || exec(db, sql, e, sizeof e) != 0 ||
+		    exec(db, "COMMIT", e, sizeof e) != 0) {
+			char e2[64];
+			exec(db, "ROLLBACK", e2, sizeof e2);
+			goto fail;
+		}
+	}
+	*out = db;
+	return 0;
+fail:
+	snprintf(err, cap, "database %s: schema migration failed: %s", path, e);
+	sqlite3_close(db);
+	return -1;
+}
+
+void ar_db_close(sqlite3 *db)
+{
+	sqlite3_close(db);
+}
+
+/* ---- binding helpers: 1-based positional parameters ---- */
+static void b_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void b_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* A scalar from the worker's report, or NULL when it did not report it. */
+static void b_scalar(sqlite3_stmt *st, int i, const ar_run_t *r, const char *name)
+{
+	uint64_t v;
+	if (ar_run_scalar(r, name, &v))
+		b_u64(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int step_done(sqlite3 *db, sqlite3_stmt *st, char *err, size_t cap)
+{
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(err, cap, "%s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, char *err, size_t cap)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+		snprintf(err, cap, "%s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static void iso_utc(uint64_t unix_ns, char *out, size_t cap)
+{
+	time_t s = (time_t)(unix_ns / 1000000000ull);
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void new_uuid(char out[37])
+{
+	unsigned char b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid() << 44;
+		for (int i = 0; i < 16; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			b[i] = (unsigned char)(x >> 56);
+		}
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+		 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+		 b[15]);
+}
+
+static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t cap)
+{
+	sqlite3_stmt *st;
+	if (prep(db,
+		 "INSERT OR IGNORE INTO traces (sha256, name, program, file_bytes, recorded_unix_ns, status,"
+		 " events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks,"
+		 " skipped_unknown_frees, unknown_reallocs, lost_blocks, trace_null_results,"
+		 " cross_thread_deps, reuse_deps, slots)"
+		 " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+		 &st, err, cap))
+		return -1;
+	const ar_wl_header_t *w = t->wl;
+	b_text(st, 1, t->sha256);
+	b_text(st, 2, t->name);
+	b_text(st, 3, t->program);
+	b_u64(st, 4, t->file_bytes);
+	if (t->recorded_unix_ns)
+		b_u64(st, 5, t->recorded_unix_ns);
+	b_text(st, 6, t->status);
+	b_u64(st, 7, w->events);
+	b_u64(st, 8, w->nthreads);
+	b_u64(st, 9, w->calls);
+	b_u64(st, 10, w->trace_allocs);
+	b_u64(st, 11, w->peak_live_bytes);
+	b_u64(st, 12, w->peak_live_blocks);
+	b_u64(st, 13, w->skipped_unknown_frees);
+	b_u64(st, 14, w->unknown_reallocs);
+	b_u64(st, 15, w->lost_blocks);
+	b_u64(st, 16, w->trace_null_results);
+	b_u64(st, 17, w->cross_thread_deps);
+	b_u64(st, 18, w->reuse_deps);
+	b_u64(st, 19, w->nslots);
+	return step_done(db, st, err, cap);
+}
+
+static int store_allocator(sqlite3 *db, const ar_allocator_t *a, char *err, size_t cap)
+{
+	sqlite3_stmt *st;
+	if (prep(db,
+		 "INSERT OR IGNORE INTO allocators (name, version, package_version, kind, description)"
+		 " VALUES (?1,?2,?3,?4,?5)",
+		 &st, err, cap))
+		return -1;
+	b_text(st, 1, a->name);
+	sqlite3_bind_text(st, 2, a->version, -1, SQLITE_TRANSIENT);
+	b_text(st, 3, a->package_version);
+	sqlite3_bind_text(st, 4, a->kind == AR_ALLOC_OURS ? "ours" : "system", -1, SQLITE_STATIC);
+	b_text(st, 5, a->description);
+	return step_done(db, st, err, cap);
+}
+
+static const char *const run_cols[] = {
+	"run_uuid", "trace_sha256", "allocator", "allocator_version", "repetition", "status", "reason",
+	"started_at", "host", "cpu_model", "cpus", "kernel", "glibc_version", "allocrr_version",
+	"options", "touch", "preload", "expected_library", "library_path", "threads", "ops", "wall_ns",
+	"cpu_user_ns", "cpu_sys_ns", "timed_ns", "ops_per_sec", "timer", "ticks_per_ns",
+	"timer_overhead_ns", "timer_overhead_median_ns", "baseline_rss_bytes", "peak_rss_bytes",
+	"peak_heap_rss_bytes", "peak_rss_method", "final_heap_rss_bytes", "maxrss_bytes", "peak_live_bytes",
+	"fragmentation", "minor_faults", "major_faults", "voluntary_ctx_switches",
+	"involuntary_ctx_switches", "failed_allocs", "leaked_blocks", "dep_waits", "dep_blocked",
+	"op_checksum", "allocs_expected", "frees_expected", "allocator_allocs_delta",
+	"allocator_frees_delta", "worker_stderr",
+};
+#define NRUNCOLS ((int)(sizeof run_cols / sizeof run_cols[0]))
+
+/* Column index (1-based parameter) of a runs column. */
+static int col(const char *name)
+{
+	for (int i = 0; i < NRUNCOLS; i++)
+		if (!strcmp(run_cols[i], name))
+			return i + 1;
+	abort(); /* a typo in this file */
+}
+
+static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
+			 const ar_machine_t *m, const char *options, const ar_run_t *r, char *err,
+			 size_t cap)
+{
+	char sql[4096] = "INSERT INTO runs (";
+	for (int i = 0; i < NRUNCOLS; i++) {
+		strcat(sql, run_cols[i]);
+		strcat(sql, i + 1 < NRUNCOLS ? "," : ") VALUES (");
+	}
+	for (int i = 0; i < NRUNCOLS; i++)
+		strcat(sql, i + 1 < NRUNCOLS ? "?," : "?)");
+	sqlite3_stmt *st;
+	if (prep(db, sql, &st, err, cap))
+		return -1;
+	char uuid[37], when[32];
+	new_uuid(uuid);
+	iso_utc(r->started_unix_ns, when, sizeof when);
+	b_text(st, col("run_uuid"), uuid);
+	b_text(st, col("trace_sha256"), t->sha256);
+	b_text(st, col("allocator"), a->name);
+	sqlite3_bind_text(st, col("allocator_version"), a->version, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, col("repetition"), r->repetition);
+	b_text(st, col("status"), r->status);
+	b_text(st, col("reason"), r->reason);
+	b_text(st, col("started_at"), when);
+	b_text(st, col("host"), m->host);
+	b_text(st, col("cpu_model"), m->cpu_model);
+	sqlite3_bind_int64(st, col("cpus"), m->cpus);
+	b_text(st, col("kernel"), m->kernel);
+	b_text(st, col("glibc_version"), m->glibc);
+	b_text(st, col("allocrr_version"), AR_REPLAY_VERSION);
+	b_text(st, col("options"), options);
+	b_text(st, col("touch"), r->touch);
+	b_text(st, col("preload"), a->preload);
+	b_text(st, col("expected_library"), a->library);
+	b_text(st, col("library_path"), r->served);
+	static const char *const direct[] = {
+		"threads", "wall_ns", "cpu_user_ns", "cpu_sys_ns", "timed_ns", "baseline_rss_bytes",
+		"peak_rss_bytes", "maxrss_bytes", "minor_faults", "major_faults",
+		"voluntary_ctx_switches", "involuntary_ctx_switches", "failed_allocs", "leaked_blocks",
+		"dep_waits", "dep_blocked", "allocs_expected", "frees_expected",
+		"allocator_allocs_delta", "allocator_frees_delta",
+	};
+	for (size_t i = 0; i < sizeof direct / sizeof *direct; i++)
+		b_scalar(st, col(direct[i]), r, direct[i]);
+	b_scalar(st, col("ops"), r, "calls");
+	uint64_t calls, wall, base, peak, fin, tsc, csum, oh;
+	double tpn = ar_run_ticks_per_ns(r);
+	if (ar_run_scalar(r, "calls", &calls) && ar_run_scalar(r, "wall_ns", &wall) && wall)
+		sqlite3_bind_double(st, col("ops_per_sec"), (double)calls * 1e9 / (double)wall);
+	if (ar_run_scalar(r, "timer_tsc", &tsc))
+		b_text(st, col("timer"), tsc ? "rdtsc" : "clock_gettime");
+	if (tpn > 0) {
+		sqlite3_bind_double(st, col("ticks_per_ns"), tpn);
+		if (ar_run_scalar(r, "timer_overhead_ticks", &oh))
+			sqlite3_bind_double(st, col("timer_overhead_ns"), (double)oh / tpn);
+		if (ar_run_scalar(r, "timer_overhead_median_ticks", &oh))
+			sqlite3_bind_double(st, col("timer_overhead_median_ns"), (double)oh / tpn);
+	}
+	b_u64(st, col("peak_live_bytes"), t->wl->peak_live_bytes);
+	if (ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
+		uint64_t heap = peak > base ? peak - base : 0;
+		b_u64(st, col("peak_heap_rss_bytes"), heap);
+		if (t->wl->peak_live_bytes)
+			sqlite3_bind_double(st, col("fragmentation"),
+					    (double)heap / (double)t->wl->peak_live_bytes);
+		if (ar_run_scalar(r, "final_rss_bytes", &fin))
+			sqlite3_bind_int64(st, col("final_heap_rss_bytes"),
+					   (sqlite3_int64)fin - (sqlite3_int64)base);
+	}
+	if (ar_run_scalar(r, "peak_rss_exact", &oh))
+		b_text(st, col("peak_rss_method"), oh ? "hwm" : "sampled");
+	if (ar_run_scalar(r, "op_checksum", &csum)) {
+		char hex[24];
+		snprintf(hex, sizeof hex, "%016llx", (unsigned long long)csum);
+		b_text(st, col("op_checksum"), hex);
+	}
+	b_text(st, col("worker_stderr"), r->stderr_tail);
+	return step_done(db, st, err, cap);
+}
+
+static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err, size_t cap)
+{
+	sqlite3_stmt *st;
+	double tpn = ar_run_ticks_per_ns(r);
+	if (prep(db, "INSERT INTO latency VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &st, err, cap))
+		return -1;
+	for (int k = 0; k <= AR_WL_NCALLS; k++) {
+		const ar_lat_t *l = &r->lat[k];
+		if (!r->hist[k] || !r->hist[k]->count || tpn <= 0)
+			continue;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, k == AR_WL_NCALLS ? "all" : ar_wl_kind_name((unsigned)k), -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_double(st, 3, l->count);
+		sqlite3_bind_double(st, 4, l->mean_ns);
+		sqlite3_bind_double(st, 5, l->min_ns);
+		sqlite3_bind_double(st, 6, l->p50_ns);
+		sqlite3_bind_double(st, 7, l->p90_ns);
+		sqlite3_bind_double(st, 8, l->p99_ns);
+		sqlite3_bind_double(st, 9, l->p999_ns);
+		sqlite3_bind_double(st, 10, l->max_ns);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (prep(db, "INSERT INTO histogram VALUES (?1,?2,?3,?4,?5)", &st, err, cap))
+		return -1;
+	for (int k = 0; k < AR_WL_NCALLS && tpn > 0; k++) {
+		const ar_hist_t *h = r->hist[k];
+		if (!h)
+			continue;
+		for (unsigned b = 0; b < AR_HIST_BUCKETS; b++) {
+			if (!h->b[b])
+				continue;
+			uint64_t lo = ar_hist_bucket_lo(b);
+			sqlite3_bind_int64(st, 1, id);
+			sqlite3_bind_text(st, 2, ar_wl_kind_name((unsigned)k), -1, SQLITE_STATIC);
+			sqlite3_bind_double(st, 3, (double)lo / tpn);
+			sqlite3_bind_double(st, 4, (double)(lo + ar_hist_bucket_width(b)) / tpn);
+			b_u64(st, 5, h->b[b]);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				goto fail;
+			sqlite3_reset(st);
+		}
+	}
+	sqlite3_finalize(st);
+	uint64_t base = 0;
+	ar_run_scalar(r, "baseline_anon_bytes", &base);
+	if (prep(db, "INSERT INTO rss_samples VALUES (?1,?2,?3,?4,?5,?6,?7)", &st, err, cap))
+		return -1;
+	for (size_t i = 0; i < r->nrss; i++) {
+		const ar_rss_point_t *p = &r->rss[i];
+		sqlite3_bind_int64(st, 1, id);
+		b_u64(st, 2, p->sample);
+		b_u64(st, 3, p->event);
+		b_u64(st, 4, p->elapsed_ns);
+		b_u64(st, 5, p->rss_bytes);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->rss_bytes - (sqlite3_int64)base);
+		b_u64(st, 7, p->live_bytes);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (prep(db, "INSERT INTO counters VALUES (?1,?2,?3,?4)", &st, err, cap))
+		return -1;
+	for (size_t i = 0; i < r->ncounters; i++) {
+		const ar_kv_t *c = &r->counters[i];
+		sqlite3_bind_int64(st, 1, id);
+		b_text(st, 2, c->name);
+		if (c->has_value)
+			b_u64(st, 3, c->value);
+		else
+			sqlite3_bind_null(st, 3);
+		b_text(st, 4, c->reason);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (prep(db, "INSERT OR REPLACE INTO allocator_stats VALUES (?1,?2,?3)", &st, err, cap))
+		return -1;
+	for (size_t i = 0; i < r->nastats; i++) {
+		sqlite3_bind_int64(st, 1, id);
+		b_text(st, 2, r->astats[i].name);
+		b_u64(st, 3, r->astats[i].value);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return 0;
+fail:
+	snprintf(err, cap, "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return -1;
+}
+
+int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
+			const ar_machine_t *m, const char *options, const ar_run_t *r, char *err,
+			size_t cap)
+{
+	char e2[64];
+	if (exec(db, "BEGIN IMMEDIATE", err, cap) != 0)
+		return -1;
+	int64_t id = -1;
+	if (store_trace(db, t, err, cap) == 0 && store_allocator(db, a, err, cap) == 0 &&
+	    store_run_row(db, t, a, m, options, r, err, cap) == 0) {
+		id = sqlite3_last_insert_rowid(db);
+		if (store_children(db, id, r, err, cap) != 0)
+			id = -1;
+	}
+	if (id > 0 && exec(db, "COMMIT", err, cap) == 0)
+		return id;
+	exec(db, "ROLLBACK", e2, sizeof e2);
+	return -1;
+}

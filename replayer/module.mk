@@ -1,0 +1,106 @@
+# replayer/: allocreplay (the command: compile, run workers, SQLite, tables),
+# allocreplay-worker (one replay under one allocator, started with
+# LD_PRELOAD by allocreplay), their unit tests and test programs, and the
+# compile benchmark. docs/RESULTS.md documents the database.
+
+# ---- shared pieces --------------------------------------------------------------
+# The workload format and compiler: used by allocreplay, the unit tests and the bench.
+REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c
+REPLAY_WL_OBJS := $(call objs,$(REPLAY_WL_SRCS))
+REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
+
+# ---- the worker -------------------------------------------------------------------
+# Runs under LD_PRELOAD of arbitrary allocators, so never under a sanitizer
+# (its runtime is a malloc of its own); -fno-builtin-* keeps the compiler
+# from rewriting or eliding the heap calls it replays.
+REPLAY_WORKER := $(BUILD)/bin/allocreplay-worker
+REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
+	replayer/report.c replayer/clock.c replayer/hist.c replayer/wl_file.c
+REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
+REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
+	-Iallocators -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc \
+	-fno-builtin-free -fno-builtin-memset
+# The registry is linked from its sources so a SAN build's archive never ends up here.
+REPLAY_WORKER_REG := allocators/registry.c allocators/registry_probe.c
+
+$(BUILD)/obj-worker/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (worker)")
+	$(Q)$(CC) $(REPLAY_WORKER_CFLAGS) -MMD -MP -c $< -o $@
+
+$(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc.h
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(REPLAY_WORKER_CFLAGS) -Wno-missing-prototypes -o $@ $(REPLAY_WORKER_OBJS) \
+	  $(REPLAY_WORKER_REG) -lpthread -ldl
+
+# ---- allocreplay ------------------------------------------------------------------
+ALLOCREPLAY := $(BUILD)/bin/allocreplay
+ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c replayer/db_schema.c \
+	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c
+ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
+$(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators
+
+$(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
+	  $(TRACE_LDLIBS) -lsqlite3 -lm
+
+# ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
+REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile
+REPLAY_UNIT_BINS := $(patsubst %,$(BUILD)/tests/%,$(REPLAY_UNIT_NAMES))
+REPLAY_UNIT_OBJS := $(call objs,$(patsubst %,replayer/tests/%.c,$(REPLAY_UNIT_NAMES)))
+$(REPLAY_UNIT_OBJS): CFLAGS_OUR += -Ireplayer -Itests/unit
+
+$(BUILD)/tests/test_replay_hist: $(BUILD)/obj/replayer/tests/test_replay_hist.o $(REPLAY_HIST_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $^
+
+$(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_compile.o \
+		$(REPLAY_WL_OBJS) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(REPLAY_WL_OBJS) $(TRACE_LDLIBS)
+
+# ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
+# xthread: producer/consumer with cross-thread frees, recorded by allocrec.
+# libfake.so: defines no malloc (a "wrong LD_PRELOAD"); libcrash.so: a malloc
+# that crashes after a few thousand calls (a crashing allocator).
+REPLAY_TEST_DIR := $(BUILD)/tests/replay
+REPLAY_TEST_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O1 -g -fno-builtin -D_GNU_SOURCE
+REPLAY_TEST_BINS := $(REPLAY_TEST_DIR)/xthread $(REPLAY_TEST_DIR)/libfake.so $(REPLAY_TEST_DIR)/libcrash.so
+
+$(REPLAY_TEST_DIR)/xthread: replayer/tests/xthread.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REPLAY_TEST_PROG_CFLAGS) -o $@ $< -lpthread
+
+$(REPLAY_TEST_DIR)/lib%.so: replayer/tests/%lib.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REPLAY_TEST_PROG_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+# ---- benchmark: compile speed ------------------------------------------------------------
+REPLAY_BENCH := $(BUILD)/bin/bench_replay_compile
+REPLAY_BENCH_OBJS := $(call objs,replayer/bench_compile.c)
+$(REPLAY_BENCH_OBJS): CFLAGS_OUR += -Itraces/gen
+
+$(REPLAY_BENCH): $(REPLAY_BENCH_OBJS) $(REPLAY_WL_OBJS) $(SYNTH_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPLAY_BENCH_OBJS) $(REPLAY_WL_OBJS) $(SYNTH_LIB) $(TRACE_LDLIBS)
+
+.PHONY: bench-replay-compile
+bench-replay-compile: $(REPLAY_BENCH) $(BENCH_FORMAT)
+	$(Q)t=$$(mktemp -d) && $(BENCH_FORMAT) 10000000 1 1 $$t/1t.zst >/dev/null && \
+	  $(BENCH_FORMAT) 10000000 4 1 $$t/4t.zst >/dev/null && \
+	  $(REPLAY_BENCH) $$t/1t.zst $$t/4t.zst; rc=$$?; rm -rf $$t; exit $$rc
+
+ALL_TARGETS += $(REPLAY_WORKER) $(ALLOCREPLAY) $(REPLAY_TEST_BINS) $(REPLAY_BENCH)
+UNIT_TESTS += $(REPLAY_UNIT_BINS)
+INSTALL_BINS += $(ALLOCREPLAY) $(REPLAY_WORKER)
+BENCHES += bench-replay-compile
+DEP_FILES += $(ALLOCREPLAY_OBJS:.o=.d) $(REPLAY_WL_OBJS:.o=.d) $(REPLAY_WORKER_OBJS:.o=.d) \
+	$(REPLAY_UNIT_OBJS:.o=.d) $(REPLAY_BENCH_OBJS:.o=.d)

@@ -1,0 +1,412 @@
+/*
+ * runner.c — start one replay worker and turn what happened into an
+ * ar_run_t: fork + execve of allocreplay-worker with LD_PRELOAD set to the
+ * allocator's library (removed entirely for glibc, and never inherited from
+ * our own environment), the report read from a pipe on fd 3, the worker's
+ * stderr kept (its tail goes into the reason of a failed run), a deadline
+ * after which the worker is SIGKILLed, and the exit status classified:
+ *
+ *   ok               complete report, allocator proven, no error line
+ *   wrong_allocator  the worker found another library serving malloc
+ *   unsupported      the trace calls a function the allocator lacks
+ *   timeout          no complete report within --timeout; killed
+ *   oom              killed by SIGKILL we did not send (the cgroup's
+ *                    memory.events oom_kill count is checked when readable)
+ *   crashed          killed by another signal, or exited without a report
+ *   error            the worker reported a failure (e.g. a dependency wait
+ *                    that never ended) or could not be executed
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "replay.h"
+
+extern char **environ;
+
+int ar_run_scalar(const ar_run_t *r, const char *name, uint64_t *v)
+{
+	for (size_t i = 0; i < r->nscalars; i++)
+		if (!strcmp(r->scalars[i].name, name)) {
+			*v = r->scalars[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+double ar_run_ticks_per_ns(const ar_run_t *r)
+{
+	uint64_t v;
+	return ar_run_scalar(r, "ticks_per_ms", &v) && v ? (double)v / 1e6 : 0;
+}
+
+void ar_run_free(ar_run_t *r)
+{
+	free(r->scalars);
+	free(r->rss);
+	free(r->counters);
+	free(r->astats);
+	for (int k = 0; k <= AR_WL_NCALLS; k++)
+		free(r->hist[k]);
+	memset(r, 0, sizeof *r);
+}
+
+static uint64_t now_unix_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000ull;
+}
+
+static void copy(char *out, size_t cap, const char *s)
+{
+	size_t n = strnlen(s, cap - 1);
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+static void set_status(ar_run_t *r, const char *status, const char *reason)
+{
+	copy(r->status, sizeof r->status, status);
+	copy(r->reason, sizeof r->reason, reason);
+}
+
+/* oom_kill count of our cgroup (cgroup v2), or -1 when unreadable. */
+static long cgroup_oom_kills(void)
+{
+	char path[512] = "/sys/fs/cgroup", line[256];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f) {
+		if (fgets(line, sizeof line, f) && !strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof path, "/sys/fs/cgroup%s", line + 3);
+		}
+		fclose(f);
+	}
+	strncat(path, "/memory.events", sizeof path - strlen(path) - 1);
+	long n = -1;
+	if ((f = fopen(path, "re"))) {
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "oom_kill %ld", &n) == 1)
+				break;
+		fclose(f);
+	}
+	return n;
+}
+
+static int push_kv(ar_kv_t **arr, size_t *n, const char *name, uint64_t v, int has, const char *why)
+{
+	ar_kv_t *a = realloc(*arr, (*n + 1) * sizeof *a);
+	if (!a)
+		return -1;
+	*arr = a;
+	ar_kv_t *kv = &a[(*n)++];
+	memset(kv, 0, sizeof *kv);
+	snprintf(kv->name, sizeof kv->name, "%s", name);
+	kv->value = v;
+	kv->has_value = has;
+	snprintf(kv->reason, sizeof kv->reason, "%s", why ? why : "");
+	return 0;
+}
+
+static ar_hist_t *hist_of(ar_run_t *r, int k)
+{
+	if (!r->hist[k]) {
+		r->hist[k] = malloc(sizeof(ar_hist_t));
+		if (r->hist[k])
+			ar_hist_reset(r->hist[k]);
+	}
+	return r->hist[k];
+}
+
+/* Parse the worker's report (report.h); sets r->complete on its Z line and
+ * the status on an E line. Unknown lines are ignored (a newer worker). */
+static void parse_report(ar_run_t *r, char *buf)
+{
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], rest[1024];
+		unsigned long long a, b, c, d, e;
+		int k;
+		switch (line[0]) {
+		case 'V':
+			if (sscanf(line, "V %llu %4095s", &a, r->served) < 2)
+				r->served[0] = '\0';
+			if (!strcmp(r->served, "?"))
+				r->served[0] = '\0';
+			break;
+		case 'S':
+			if (sscanf(line, "S %63s %llu", name, &a) == 2)
+				push_kv(&r->scalars, &r->nscalars, name, a, 1, NULL);
+			break;
+		case 'T':
+			if (sscanf(line, "T %63s %llu", name, &a) == 2)
+				push_kv(&r->astats, &r->nastats, name, a, 1, NULL);
+			break;
+		case 'C':
+			rest[0] = '\0';
+			if (sscanf(line, "C %63s %llu %1023[^\n]", name, &a, rest) >= 2)
+				push_kv(&r->counters, &r->ncounters, name, a, 1, rest);
+			else if (sscanf(line, "C %63s - %1023[^\n]", name, rest) >= 1)
+				push_kv(&r->counters, &r->ncounters, name, 0, 0, rest);
+			break;
+		case 'H':
+			if (sscanf(line, "H %63s %llu %llu %llu %llu", name, &a, &b, &c, &d) == 5 &&
+			    (k = ar_wl_kind_from_name(name)) >= 0 && k < AR_WL_NCALLS) {
+				ar_hist_t *h = hist_of(r, k);
+				if (h) {
+					h->count = a;
+					h->sum = b;
+					h->min = c;
+					h->max = d;
+				}
+			}
+			break;
+		case 'B':
+			if (sscanf(line, "B %63s %llu %llu", name, &a, &b) == 3 &&
+			    (k = ar_wl_kind_from_name(name)) >= 0 && k < AR_WL_NCALLS && a < AR_HIST_BUCKETS) {
+				ar_hist_t *h = hist_of(r, k);
+				if (h)
+					h->b[a] = b;
+			}
+			break;
+		case 'R':
+			if (sscanf(line, "R %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e) == 5) {
+				ar_rss_point_t *p = realloc(r->rss, (r->nrss + 1) * sizeof *p);
+				if (p) {
+					r->rss = p;
+					p[r->nrss++] = (ar_rss_point_t){ a, b, c, d, e };
+				}
+			}
+			break;
+		case 'E':
+			if (sscanf(line, "E %23s %1023[^\n]", name, rest) == 2)
+				set_status(r, name, rest);
+			break;
+		case 'Z':
+			r->complete = 1;
+			break;
+		}
+	}
+}
+
+/* Quantiles in ns from the tick histograms; AR_WL_NCALLS merges all kinds. */
+static void derive_latency(ar_run_t *r)
+{
+	double tpn = ar_run_ticks_per_ns(r);
+	if (tpn <= 0)
+		return;
+	ar_hist_t *all = NULL;
+	for (int k = 0; k < AR_WL_NCALLS; k++)
+		if (r->hist[k] && r->hist[k]->count) {
+			if (!all && !(all = hist_of(r, AR_WL_NCALLS)))
+				return;
+			ar_hist_merge(all, r->hist[k]);
+		}
+	for (int k = 0; k <= AR_WL_NCALLS; k++) {
+		const ar_hist_t *h = r->hist[k];
+		if (!h || !h->count)
+			continue;
+		ar_lat_t *l = &r->lat[k];
+		l->count = (double)h->count;
+		l->mean_ns = (double)h->sum / (double)h->count / tpn;
+		l->min_ns = (double)h->min / tpn;
+		l->p50_ns = ar_hist_quantile(h, 0.50) / tpn;
+		l->p90_ns = ar_hist_quantile(h, 0.90) / tpn;
+		l->p99_ns = ar_hist_quantile(h, 0.99) / tpn;
+		l->p999_ns = ar_hist_quantile(h, 0.999) / tpn;
+		l->max_ns = (double)h->max / tpn;
+	}
+}
+
+/* Environment for the worker: ours minus LD_PRELOAD, plus the allocator's. */
+static char **worker_env(const ar_allocator_t *a, char *preload_var, size_t cap)
+{
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 2, sizeof *env);
+	if (!env)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
+			env[j++] = environ[i];
+	if (a->preload[0]) {
+		snprintf(preload_var, cap, "LD_PRELOAD=%s", a->preload);
+		env[j++] = preload_var;
+	}
+	env[j] = NULL;
+	return env;
+}
+
+void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *workload,
+		   int repetition, ar_run_t *r)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->allocator, sizeof r->allocator, "%s", a->name);
+	snprintf(r->touch, sizeof r->touch, "%s", o->touch);
+	r->repetition = repetition;
+	r->started_unix_ns = now_unix_ns();
+	set_status(r, AR_ST_ERROR, "");
+
+	static char preload_var[AR_ALLOC_PATH_MAX + 16];
+	char **env = worker_env(a, preload_var, sizeof preload_var);
+	int rep[2], errp[2];
+	if (!env || pipe2(rep, O_CLOEXEC) != 0) {
+		free(env);
+		set_status(r, AR_ST_ERROR, "cannot create a pipe for the worker");
+		return;
+	}
+	if (pipe2(errp, O_CLOEXEC) != 0) {
+		close(rep[0]);
+		close(rep[1]);
+		free(env);
+		set_status(r, AR_ST_ERROR, "cannot create a pipe for the worker");
+		return;
+	}
+	char dep_ms[32];
+	/* A dependency wait longer than half the run's budget is a bug report,
+	 * not a timeout. */
+	snprintf(dep_ms, sizeof dep_ms, "%u", o->timeout_s ? o->timeout_s * 500u : 30000u);
+	char *argv[] = { (char *)o->worker, "--workload", (char *)workload, "--allocator",
+			 (char *)a->name, "--library", (char *)a->library, "--touch", (char *)o->touch,
+			 "--fd", "3", "--dep-timeout-ms", dep_ms, NULL };
+	long oom_before = cgroup_oom_kills();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* Child: fd 3 = report pipe, fd 2 = stderr pipe; dup2 clears CLOEXEC. */
+		if (dup2(rep[1], 3) < 0 || dup2(errp[1], 2) < 0)
+			_exit(126);
+		int devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+		}
+		execve(o->worker, argv, env);
+		dprintf(2, "cannot execute %s: %s", o->worker, strerror(errno));
+		_exit(127);
+	}
+	free(env);
+	close(rep[1]);
+	close(errp[1]);
+	if (pid < 0) {
+		close(rep[0]);
+		close(errp[0]);
+		set_status(r, AR_ST_ERROR, "fork failed: too many processes or out of memory");
+		return;
+	}
+	size_t cap = 1 << 16, len = 0, elen = 0;
+	char *buf = malloc(cap);
+	uint64_t deadline = o->timeout_s ? mono_ms() + (uint64_t)o->timeout_s * 1000ull : 0;
+	int timed_out = 0, open_fds = 2;
+	struct pollfd pf[2] = { { rep[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
+	while (open_fds > 0) {
+		int wait_ms = -1;
+		if (deadline && !timed_out) {
+			uint64_t now = mono_ms();
+			wait_ms = now >= deadline ? 0 : (int)(deadline - now);
+		}
+		int n = poll(pf, 2, wait_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 && !timed_out) {
+			timed_out = 1;
+			kill(pid, SIGKILL);
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			char tmp[8192];
+			ssize_t got = read(pf[i].fd, tmp, sizeof tmp);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			if (i == 0) {
+				if (buf && len + (size_t)got + 1 > cap) {
+					char *nb = realloc(buf, cap * 2 + (size_t)got);
+					if (nb) {
+						buf = nb;
+						cap = cap * 2 + (size_t)got;
+					}
+				}
+				if (buf && len + (size_t)got + 1 <= cap) {
+					memcpy(buf + len, tmp, (size_t)got);
+					len += (size_t)got;
+				}
+			} else { /* keep the tail of stderr */
+				size_t keep = sizeof r->stderr_tail - 1;
+				for (ssize_t j = 0; j < got; j++) {
+					if (elen == keep) {
+						memmove(r->stderr_tail, r->stderr_tail + keep / 2, keep - keep / 2);
+						elen = keep - keep / 2;
+					}
+					r->stderr_tail[elen++] = tmp[j];
+				}
+				r->stderr_tail[elen] = '\0';
+			}
+		}
+	}
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	if (buf) {
+		buf[len] = '\0';
+		parse_report(r, buf);
+		free(buf);
+	}
+	for (char *s = r->stderr_tail; *s; s++)
+		if (*s == '\n')
+			*s = ' ';
+	char why[1024];
+	if (timed_out) {
+		snprintf(why, sizeof why, "no result within --timeout %u s: worker killed with SIGKILL",
+			 o->timeout_s);
+		set_status(r, AR_ST_TIMEOUT, why);
+	} else if (WIFSIGNALED(ws)) {
+		int sig = WTERMSIG(ws);
+		long oom_after = cgroup_oom_kills();
+		if (sig == SIGKILL) {
+			snprintf(why, sizeof why, "killed by SIGKILL, which allocreplay did not send%s",
+				 oom_after > oom_before && oom_before >= 0
+					 ? " (memory.events oom_kill went up: the OOM killer)"
+					 : " (most likely the OOM killer)");
+			set_status(r, AR_ST_OOM, why);
+		} else {
+			snprintf(why, sizeof why, "killed by signal %d (%s)%s%.900s", sig, strsignal(sig),
+				 r->stderr_tail[0] ? "; stderr: " : "", r->stderr_tail);
+			set_status(r, AR_ST_CRASHED, why);
+		}
+	} else if (WEXITSTATUS(ws) == 127 || WEXITSTATUS(ws) == 126) {
+		snprintf(why, sizeof why, "could not start the worker: %.900s", r->stderr_tail);
+		set_status(r, AR_ST_ERROR, why);
+	} else if (!r->complete) {
+		snprintf(why, sizeof why, "worker exited with status %d without a complete report%s%.900s",
+			 WEXITSTATUS(ws), r->stderr_tail[0] ? "; stderr: " : "", r->stderr_tail);
+		set_status(r, AR_ST_CRASHED, why);
+	} else if (!strcmp(r->status, AR_ST_ERROR) && !r->reason[0]) {
+		set_status(r, AR_ST_OK, ""); /* complete, no E line */
+	}
+	derive_latency(r);
+}

@@ -1,0 +1,49 @@
+/*
+ * libcrash.so — a crashing allocator for tests/e2e/replay_failures.sh: the
+ * whole malloc API, forwarded to glibc's own entry points, except that call
+ * number ALLOCRR_TEST_CRASH_AFTER (default 2000) dies with SIGSEGV. The
+ * worker must come back as a "crashed" run while other allocators succeed.
+ */
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+static unsigned long calls, limit;
+
+static void tick(void)
+{
+	if (!limit) {
+		const char *e = getenv("ALLOCRR_TEST_CRASH_AFTER");
+		limit = e ? strtoul(e, NULL, 10) : 2000;
+	}
+	if (++calls >= limit)
+		raise(SIGSEGV);
+}
+
+EXPORT void *malloc(size_t n) { tick(); return __libc_malloc(n); }
+EXPORT void *calloc(size_t c, size_t n) { tick(); return __libc_calloc(c, n); }
+EXPORT void *realloc(void *p, size_t n) { tick(); return __libc_realloc(p, n); }
+EXPORT void free(void *p) { tick(); __libc_free(p); }
+EXPORT void *memalign(size_t a, size_t n) { tick(); return __libc_memalign(a, n); }
+EXPORT void *aligned_alloc(size_t a, size_t n) { tick(); return __libc_memalign(a, n); }
+EXPORT void *valloc(size_t n) { tick(); return __libc_valloc(n); }
+EXPORT void *pvalloc(size_t n) { tick(); return __libc_pvalloc(n); }
+EXPORT int posix_memalign(void **out, size_t a, size_t n)
+{
+	tick();
+	void *p = __libc_memalign(a, n);
+	if (!p)
+		return 12; /* ENOMEM */
+	*out = p;
+	return 0;
+}

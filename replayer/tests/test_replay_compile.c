@@ -1,0 +1,276 @@
+/*
+ * test_replay_compile.c — the workload compiler on small hand-written
+ * traces: address reuse becomes slot reuse, realloc keeps its slot, a block
+ * freed by another thread makes a WAIT/SIGNAL pair, SPEC 4's realloc window
+ * (release at seq, acquire at seq2) is honoured even when another thread
+ * frees the returned address inside it, unknown frees are counted and
+ * skipped, failures keep their meaning (SPEC 5.5), and a slot is stolen
+ * across threads only after AR_WL_REUSE_DISTANCE events, with a dependency.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ar_trace.h"
+#include "testing.h"
+#include "workload.h"
+
+#define MAXT 4
+static char dir[] = "/tmp/allocrr-test-compile-XXXXXX";
+static ar_event_t evs[20000];
+static size_t nev;
+
+static void ev(uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr, uint64_t size, uint64_t result)
+{
+	ar_event_t *e = &evs[nev++];
+	memset(e, 0, sizeof *e);
+	e->thread = thread;
+	e->seq = seq;
+	e->time_ns = seq * 16;
+	e->op = (uint8_t)op;
+	e->ptr = ptr;
+	e->size = size;
+	e->result = result;
+}
+
+static void ev_realloc(uint32_t thread, uint64_t seq, uint64_t seq2, uint64_t ptr, uint64_t size,
+		       uint64_t result)
+{
+	ev(thread, seq, AR_OP_REALLOC, ptr, size, result);
+	evs[nev - 1].seq2 = seq2;
+}
+
+/* Write evs[] as a trace (one block per thread), compile it, open it. */
+static void build(ar_workload_t *w)
+{
+	char trace[128], out[128];
+	snprintf(trace, sizeof trace, "%s/t.zst", dir);
+	snprintf(out, sizeof out, "%s/t.wl", dir);
+	int fd = open(trace, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ar_header_t h;
+	ar_header_init(&h);
+	ar_writer_t *wr;
+	ar_error_t err;
+	EXPECT(ar_writer_open(&wr, fd, &h, 1, NULL, &err) == 0);
+	static uint8_t mem[MAXT][AR_EVBUF_MAX_BYTES];
+	ar_evbuf_t b[MAXT];
+	uint32_t nthreads = 0;
+	for (size_t i = 0; i < nev; i++)
+		if (evs[i].thread + 1 > nthreads)
+			nthreads = evs[i].thread + 1;
+	for (uint32_t t = 0; t < nthreads; t++)
+		ar_evbuf_reset(&b[t], mem[t], sizeof mem[t], t, 100 + t);
+	for (size_t i = 0; i < nev; i++)
+		EXPECT(ar_evbuf_append(&b[evs[i].thread], &evs[i]) == 0);
+	for (uint32_t t = 0; t < nthreads; t++)
+		EXPECT(ar_writer_write_events(wr, &b[t], &err) == 0);
+	EXPECT(ar_writer_close(wr, nev * 16 + 16, 1, &err) == 0);
+	close(fd);
+	int rc = ar_wl_compile(trace, out, "abc", &err);
+	if (rc)
+		fprintf(stderr, "compile: %s\n", err.msg);
+	EXPECT(rc == 0);
+	char why[256];
+	EXPECT(ar_wl_open(w, out, why, sizeof why) == 0);
+	nev = 0;
+}
+
+/* Stream of the thread whose trace index is t. */
+static const ar_wl_op_t *ops_of(const ar_workload_t *w, uint32_t t, uint64_t *n)
+{
+	for (uint32_t i = 0; i < w->hdr->nthreads; i++)
+		if (w->threads[i].trace_index == t) {
+			*n = w->threads[i].nops;
+			return ar_wl_ops(w, i);
+		}
+	*n = 0;
+	return NULL;
+}
+
+static void test_slot_reuse(void)
+{
+	ar_workload_t w;
+	ev(0, 1, AR_OP_MALLOC, 0, 100, 0x1000);
+	ev(0, 2, AR_OP_FREE, 0x1000, 0, 0);
+	ev(0, 3, AR_OP_MALLOC, 0, 200, 0x1000); /* same address, new block */
+	ev(0, 4, AR_OP_MALLOC, 0, 300, 0x2000);
+	ev(0, 5, AR_OP_FREE, 0x1000, 0, 0);
+	ev(0, 6, AR_OP_FREE, 0x2000, 0, 0);
+	build(&w);
+	uint64_t n;
+	const ar_wl_op_t *o = ops_of(&w, 0, &n);
+	EXPECT_U64(n, 6);
+	EXPECT_U64(w.hdr->nslots, 2);
+	EXPECT_U64(o[0].slot, 0);
+	EXPECT_U64(o[1].slot, 0);
+	EXPECT_U64(o[2].slot, 0); /* the freed slot, reused */
+	EXPECT_U64(o[3].slot, 1);
+	EXPECT_U64(o[4].slot, 0);
+	EXPECT_U64(o[5].slot, 1);
+	EXPECT_U64(o[2].size, 200);
+	EXPECT_U64(o[2].kind, AR_WL_MALLOC);
+	EXPECT_U64(o[4].kind, AR_WL_FREE);
+	for (int i = 0; i < 6; i++)
+		EXPECT_U64(o[i].flags, 0);
+	EXPECT_U64(w.hdr->peak_live_bytes, 500);
+	EXPECT_U64(w.hdr->peak_live_blocks, 2);
+	EXPECT_U64(w.hdr->final_live_bytes, 0);
+	EXPECT_U64(w.hdr->calls, 6);
+	EXPECT_U64(w.hdr->trace_allocs, 3);
+	EXPECT_STR(w.hdr->trace_sha256, "abc");
+	ar_wl_close(&w);
+}
+
+static void test_realloc(void)
+{
+	ar_workload_t w;
+	ev(0, 1, AR_OP_MALLOC, 0, 10, 0x1000);
+	ev_realloc(0, 2, 3, 0x1000, 5000, 0x9000);  /* moves */
+	ev_realloc(0, 4, 5, 0x9000, 1 << 30, 0);    /* fails: 0x9000 stays live */
+	ev(0, 6, AR_OP_FREE, 0x9000, 0, 0);
+	ev_realloc(0, 7, 8, 0, 64, 0x3000);         /* realloc(NULL, 64) */
+	ev_realloc(0, 9, 10, 0x3000, 0, 0);         /* realloc(p, 0) -> NULL frees p */
+	ev(0, 11, AR_OP_FREE, 0x3000, 0, 0);        /* so this is an unknown free */
+	ev(0, 12, AR_OP_FREE, 0, 0, 0);             /* free(NULL): replayed as is */
+	ev(0, 13, AR_OP_MALLOC, 0, 1ull << 40, 0);  /* failed malloc */
+	build(&w);
+	uint64_t n;
+	const ar_wl_op_t *o = ops_of(&w, 0, &n);
+	EXPECT_U64(n, 8); /* the unknown free is skipped */
+	EXPECT_U64(o[1].kind, AR_WL_REALLOC);
+	EXPECT_U64(o[1].slot, o[0].slot); /* realloc keeps its slot */
+	EXPECT_U64(o[2].slot, o[0].slot);
+	EXPECT(o[2].flags & AR_WL_F_TRACE_NULL);
+	EXPECT_U64(o[3].slot, o[0].slot); /* free of the realloc'ed address */
+	EXPECT(o[4].flags & AR_WL_F_NOSRC);
+	EXPECT_U64(o[5].slot, o[4].slot);
+	EXPECT_U64(o[6].kind, AR_WL_FREE);
+	EXPECT_U64(o[6].slot, AR_WL_NOSLOT);
+	EXPECT_U64(o[7].slot, AR_WL_NOSLOT);
+	EXPECT(o[7].flags & AR_WL_F_TRACE_NULL);
+	EXPECT_U64(w.hdr->skipped_unknown_frees, 1);
+	EXPECT_U64(w.hdr->trace_null_results, 2);
+	EXPECT_U64(w.hdr->calls, 8);
+	EXPECT_U64(w.hdr->events, 9);
+	EXPECT_U64(w.hdr->peak_live_bytes, 5000);
+	EXPECT_U64(w.hdr->final_live_bytes, 0);
+	ar_wl_close(&w);
+}
+
+static void test_cross_thread(void)
+{
+	ar_workload_t w;
+	ev(0, 1, AR_OP_MALLOC, 0, 32, 0x1000);
+	ev(1, 2, AR_OP_FREE, 0x1000, 0, 0);          /* B frees what A allocated */
+	ev(0, 3, AR_OP_MALLOC, 0, 32, 0x2000);
+	ev_realloc(1, 4, 5, 0x2000, 64, 0x2000);    /* B reallocs A's block */
+	ev(0, 6, AR_OP_FREE, 0x2000, 0, 0);          /* and A frees it again */
+	build(&w);
+	uint64_t na, nb;
+	const ar_wl_op_t *a = ops_of(&w, 0, &na), *b = ops_of(&w, 1, &nb);
+	EXPECT_U64(na, 3);
+	EXPECT_U64(nb, 2);
+	EXPECT(a[0].flags & AR_WL_F_SIGNAL);
+	EXPECT(b[0].flags & AR_WL_F_WAIT);
+	EXPECT_U64(b[0].slot, a[0].slot);
+	EXPECT(a[1].flags & AR_WL_F_SIGNAL);
+	EXPECT(b[1].flags & AR_WL_F_WAIT);
+	EXPECT(b[1].flags & AR_WL_F_SIGNAL);
+	EXPECT(a[2].flags & AR_WL_F_WAIT);
+	EXPECT_U64(b[1].slot, a[1].slot);
+	EXPECT_U64(a[2].slot, a[1].slot);
+	/* Tokens advance by one per signal on a slot. */
+	EXPECT_U64(b[1].wait_token, 1);
+	EXPECT_U64(a[2].wait_token, 2);
+	EXPECT_U64(w.hdr->cross_thread_deps, 3);
+	EXPECT(!(a[1].flags & AR_WL_F_WAIT)); /* slot 0 is not reused by A: too recent */
+	ar_wl_close(&w);
+}
+
+/* SPEC 4: realloc releases at seq, acquires at seq2; another thread may free
+ * the address the realloc will return in between. */
+static void test_realloc_window(void)
+{
+	ar_workload_t w;
+	ev(1, 1, AR_OP_MALLOC, 0, 16, 0x5000);       /* B owns 0x5000 */
+	ev(0, 2, AR_OP_MALLOC, 0, 16, 0x1000);
+	ev_realloc(0, 3, 6, 0x1000, 32, 0x5000);    /* A: release 0x1000 at 3 ... */
+	ev(1, 4, AR_OP_FREE, 0x5000, 0, 0);          /* B frees 0x5000 at 4 */
+	ev(0, 7, AR_OP_FREE, 0x5000, 0, 0);          /* ... A got 0x5000 at 6, frees it */
+	build(&w);
+	uint64_t na, nb;
+	const ar_wl_op_t *a = ops_of(&w, 0, &na), *b = ops_of(&w, 1, &nb);
+	EXPECT_U64(nb, 2);
+	EXPECT_U64(na, 3);
+	EXPECT_U64(b[1].slot, b[0].slot); /* B's free hit B's block */
+	EXPECT_U64(a[2].slot, a[1].slot); /* A's free hit A's realloc'ed block */
+	EXPECT(a[2].slot != b[0].slot);
+	EXPECT_U64(w.hdr->cross_thread_deps, 0);
+	EXPECT_U64(w.hdr->skipped_unknown_frees, 0);
+	ar_wl_close(&w);
+}
+
+/* A thread with no free slot of its own takes another thread's only when it
+ * was released long enough ago, and then waits for that release. */
+static void test_steal(void)
+{
+	ar_workload_t w;
+	uint64_t seq = 1;
+	ev(0, seq++, AR_OP_MALLOC, 0, 8, 0x1000);
+	ev(0, seq++, AR_OP_FREE, 0x1000, 0, 0);
+	ev(1, seq++, AR_OP_MALLOC, 0, 8, 0x2000); /* too early to steal: new slot */
+	while (seq < AR_WL_REUSE_DISTANCE + 10) {
+		ev(1, seq++, AR_OP_FREE, 0x2000, 0, 0);
+		ev(1, seq++, AR_OP_MALLOC, 0, 8, 0x2000); /* B's own slot */
+	}
+	ev(1, seq++, AR_OP_MALLOC, 0, 8, 0x3000); /* B has none free: steals A's */
+	build(&w);
+	uint64_t na, nb;
+	const ar_wl_op_t *a = ops_of(&w, 0, &na), *b = ops_of(&w, 1, &nb);
+	EXPECT_U64(w.hdr->nslots, 2);
+	EXPECT_U64(b[0].slot, 1);
+	EXPECT_U64(b[nb - 1].slot, a[0].slot);
+	EXPECT(b[nb - 1].flags & AR_WL_F_WAIT);
+	EXPECT(a[1].flags & AR_WL_F_SIGNAL);
+	EXPECT_U64(w.hdr->reuse_deps, 1);
+	EXPECT_U64(w.hdr->cross_thread_deps, 0);
+	ar_wl_close(&w);
+}
+
+static void test_bad_input(void)
+{
+	ar_error_t err;
+	char path[128];
+	snprintf(path, sizeof path, "%s/missing.zst", dir);
+	EXPECT(ar_wl_compile(path, "/dev/null", "", &err) < 0);
+	snprintf(path, sizeof path, "%s/garbage.zst", dir);
+	FILE *f = fopen(path, "w");
+	fputs("this is not a trace at all, not even close", f);
+	fclose(f);
+	char out[160];
+	snprintf(out, sizeof out, "%s/garbage.wl", dir);
+	EXPECT(ar_wl_compile(path, out, "", &err) < 0);
+	EXPECT(access(out, F_OK) != 0); /* nothing left behind */
+	ar_workload_t w;
+	char why[256];
+	EXPECT(ar_wl_open(&w, path, why, sizeof why) != 0);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(test_slot_reuse);
+	RUN(test_realloc);
+	RUN(test_cross_thread);
+	RUN(test_realloc_window);
+	RUN(test_steal);
+	RUN(test_bad_input);
+	char cmd[160];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return TEST_END();
+}

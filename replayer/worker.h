@@ -1,0 +1,90 @@
+/*
+ * worker.h — state shared by the replay worker's files (worker_main.c sets
+ * up and reports, worker_replay.c runs the op streams, worker_probe.c reads
+ * RSS, rusage, perf counters and the allocator's statistics).
+ *
+ * Invariant: everything here lives in memory the worker mapped itself and
+ * touched before the replay started (so it is in the RSS baseline and the
+ * allocator under test never sees it); after start-up no function in the
+ * worker calls malloc, directly or through stdio.
+ */
+#ifndef AR_WORKER_H
+#define AR_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "hist.h"
+#include "workload.h"
+
+enum { AR_TOUCH_NONE, AR_TOUCH_FIRST, AR_TOUCH_PAGES, AR_TOUCH_ALL };
+
+typedef struct ar_sample {
+	uint64_t event;      /* global event index of the marker */
+	uint64_t elapsed_ns; /* since the replay started */
+	uint64_t anon_bytes; /* RssAnon of the whole worker */
+	uint64_t live_bytes; /* exact live requested bytes at that point of the trace */
+} ar_sample_t;
+
+/* One replay thread. Counters are its own; the main thread sums them after
+ * the "done" barrier. */
+typedef struct ar_wthread {
+	uint32_t index;
+	const ar_wl_op_t *ops;
+	uint64_t nops;
+	ar_hist_t *hist[AR_WL_NCALLS]; /* NULL for kinds this thread never calls */
+	uint64_t calls, failed_allocs, leaked_blocks;
+	uint64_t allocs_expected, frees_expected; /* what the allocator must count */
+	uint64_t dep_waits, dep_blocked;
+	uint64_t timed_ticks;
+	uint64_t sampling_ns; /* spent reading RSS at sample markers */
+	uint64_t checksum;
+	int error;
+	char errmsg[200];
+	pthread_t tid;
+} ar_wthread_t;
+
+typedef struct ar_worker {
+	ar_workload_t wl;
+	void **slot_ptr;
+	_Atomic uint32_t *slot_tok; /* low 16 bits: token; bit 16: a waiter sleeps */
+	ar_wthread_t *th;
+	ar_sample_t *samples;
+	int statm_fd;
+	uint64_t page;
+	int touch;
+	ar_clock_t clock;
+	uint64_t t0_ns;
+	uint64_t dep_timeout_ns;
+	pthread_barrier_t start, done, leave;
+} ar_worker_t;
+
+extern ar_worker_t ar_wk;
+
+/* Replay thread t's stream (the whole of it). */
+void ar_replay_stream(ar_wthread_t *t);
+/* Anonymous resident bytes of this process (from /proc/self/statm), or 0. */
+uint64_t ar_probe_anon_rss(void);
+
+/* ---- worker_probe.c: counters and the allocator's own statistics ---- */
+/* VmRSS and VmHWM (peak RSS) in bytes from /proc/self/status: 0 or -1. */
+int ar_probe_rss(uint64_t *rss, uint64_t *hwm);
+/* Reset VmHWM to the current RSS (/proc/self/clear_refs): 0 or -1. */
+int ar_probe_reset_hwm(void);
+/* perf_event_open the hardware counters (inherited by threads created
+ * later), disabled; remember why each one failed. */
+void ar_probe_perf_open(void);
+void ar_probe_perf_enable(int on);
+/* Emit one C line per counter (after the threads were joined). */
+struct ar_rpt;
+void ar_probe_perf_report(struct ar_rpt *r);
+/* Look up the allocator's statistics functions (dlsym: start-up only). */
+void ar_probe_stats_init(const char *allocator);
+/* Our allocators' allocs_total/frees_total now; 0 when not available. */
+int ar_probe_ours_counts(uint64_t *allocs, uint64_t *frees);
+/* Emit T lines with whatever statistics the allocator offers. */
+void ar_probe_stats_report(struct ar_rpt *r);
+
+#endif

@@ -1,0 +1,401 @@
+/*
+ * worker_main.c — allocreplay-worker: replays one compiled workload under
+ * whatever allocator LD_PRELOAD put in front of glibc, and reports over a
+ * pipe (report.h). The parent (runner.c) starts one per allocator x
+ * repetition:
+ *
+ *   allocreplay-worker --workload FILE --allocator NAME --library PATH
+ *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
+ *
+ * Phases, and what each may do:
+ *   1. start-up (may allocate: dlsym, dladdr, realpath, stdio for errors):
+ *      prove that PATH serves malloc (ar_registry_verify) and refuse to run
+ *      otherwise; check that every heap function the trace calls comes from
+ *      the same library (glibc's pvalloc on a jemalloc heap would corrupt
+ *      it); map the workload; calibrate the clock; map and touch all the
+ *      harness's own memory; open the statm fd and the perf counters; create
+ *      the replay threads, parked on a barrier (pthread_create allocates the
+ *      thread's TLS vector through the allocator under test: it has to
+ *      happen here). Then the baselines: RSS, rusage, allocator counters.
+ *   2. replay: barrier, every thread runs its stream, barrier. The harness
+ *      makes no heap call of its own from here on; with our allocators the
+ *      allocs_total/frees_total deltas prove it (tests/e2e/replay_basic.sh).
+ *   3. report: final counters, then the threads are released and joined.
+ *
+ * Test hook (tests/e2e/replay_failures.sh, documented in docs/RESULTS.md):
+ * ALLOCRR_WORKER_TEST_HANG=1 makes the worker sleep forever after start-up
+ * checks, so the parent's --timeout can be exercised. Nothing else reads
+ * the environment except ALLOCRR_TIMER (clock.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ar_alloc.h"
+#include "report.h"
+#include "worker.h"
+
+ar_worker_t ar_wk;
+static ar_rpt_t rpt;
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: allocreplay-worker --workload FILE --allocator NAME --library PATH\n"
+			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
+			"(started by allocreplay; see docs/RESULTS.md)\n");
+	exit(64);
+}
+
+/* Report a failed run and exit: the parent records status and reason. */
+static void die(const char *status, const char *reason)
+{
+	ar_rpt_str(&rpt, "E ");
+	ar_rpt_str(&rpt, status);
+	ar_rpt_str(&rpt, " ");
+	ar_rpt_text(&rpt, reason);
+	ar_rpt_str(&rpt, "\nZ\n");
+	ar_rpt_flush(&rpt);
+	exit(0);
+}
+
+static const char *const call_names[AR_WL_NCALLS] = {
+	"malloc", "calloc", "realloc", NULL /* reallocarray: glibc's wraps realloc */, "free",
+	"posix_memalign", "aligned_alloc", "memalign", "valloc", "pvalloc",
+};
+
+/* Every heap function the workload calls must live in the object that
+ * serves malloc; otherwise two heaps would be mixed. */
+static void check_symbols(const char *allocator)
+{
+	Dl_info mi, si;
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	if (!m || !dladdr(m, &mi))
+		die("error", "cannot resolve malloc with dlsym/dladdr");
+	for (int k = 0; k < AR_WL_NCALLS; k++) {
+		if (!call_names[k] || (!ar_wk.wl.hdr->ops_by_kind[k] && k != AR_WL_FREE))
+			continue;
+		void *s = dlsym(RTLD_DEFAULT, call_names[k]);
+		if (s && dladdr(s, &si) && si.dli_fbase == mi.dli_fbase)
+			continue;
+		char msg[1024];
+		snprintf(msg, sizeof msg,
+			 "the trace calls %s, which %s does not define (it resolves to %s): replaying it "
+			 "would mix two heaps",
+			 call_names[k], allocator, s && dladdr(s, &si) ? si.dli_fname : "nothing");
+		die("unsupported", msg);
+	}
+}
+
+/* Map and touch all the harness memory in one anonymous mapping, so it is
+ * part of the RSS baseline and never comes from the allocator under test. */
+static void setup_memory(void)
+{
+	const ar_wl_header_t *h = ar_wk.wl.hdr;
+	size_t nthr = h->nthreads, nh = 0;
+	for (size_t i = 0; i < nthr; i++)
+		for (int k = 0; k < AR_WL_NCALLS; k++)
+			nh += ar_wk.wl.threads[i].ops_by_kind[k] != 0;
+	size_t off_ptr = 0;
+	size_t off_tok = off_ptr + ((size_t)h->nslots * sizeof(void *) + 63) / 64 * 64;
+	size_t off_th = off_tok + ((size_t)h->nslots * 4 + 63) / 64 * 64;
+	size_t off_smp = off_th + (nthr * sizeof(ar_wthread_t) + 63) / 64 * 64;
+	size_t off_hist = off_smp + ((size_t)h->nsamples * sizeof(ar_sample_t) + 63) / 64 * 64;
+	size_t total = off_hist + nh * sizeof(ar_hist_t) + 64;
+	char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "mmap of %zu bytes of harness memory failed: %s", total,
+			 strerror(errno));
+		die("error", msg);
+	}
+	memset(m, 0, total);
+	ar_wk.slot_ptr = (void **)(m + off_ptr);
+	ar_wk.slot_tok = (_Atomic uint32_t *)(m + off_tok);
+	ar_wk.th = (ar_wthread_t *)(m + off_th);
+	ar_wk.samples = (ar_sample_t *)(m + off_smp);
+	ar_hist_t *hist = (ar_hist_t *)(m + off_hist);
+	for (size_t i = 0; i < nthr; i++) {
+		ar_wthread_t *t = &ar_wk.th[i];
+		t->index = (uint32_t)i;
+		t->ops = ar_wl_ops(&ar_wk.wl, (uint32_t)i);
+		t->nops = ar_wk.wl.threads[i].nops;
+		for (int k = 0; k < AR_WL_NCALLS; k++)
+			if (ar_wk.wl.threads[i].ops_by_kind[k]) {
+				t->hist[k] = hist++;
+				ar_hist_reset(t->hist[k]);
+			}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	ar_wthread_t *t = arg;
+	pthread_barrier_wait(&ar_wk.start);
+	ar_replay_stream(t);
+	pthread_barrier_wait(&ar_wk.done);
+	pthread_barrier_wait(&ar_wk.leave);
+	return NULL;
+}
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+static void report_hist(int kind, const ar_hist_t *h)
+{
+	if (!h->count)
+		return;
+	ar_rpt_str(&rpt, "H ");
+	ar_rpt_str(&rpt, ar_wl_kind_name((unsigned)kind));
+	ar_rpt_sp_u64(&rpt, h->count);
+	ar_rpt_sp_u64(&rpt, h->sum);
+	ar_rpt_sp_u64(&rpt, h->min);
+	ar_rpt_sp_u64(&rpt, h->max);
+	ar_rpt_str(&rpt, "\n");
+	for (unsigned b = 0; b < AR_HIST_BUCKETS; b++) {
+		if (!h->b[b])
+			continue;
+		ar_rpt_str(&rpt, "B ");
+		ar_rpt_str(&rpt, ar_wl_kind_name((unsigned)kind));
+		ar_rpt_sp_u64(&rpt, b);
+		ar_rpt_sp_u64(&rpt, h->b[b]);
+		ar_rpt_str(&rpt, "\n");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *workload = NULL, *allocator = NULL, *library = NULL, *touch = "pages";
+	int fd = 1;
+	uint64_t dep_timeout_ms = 30000;
+	for (int i = 1; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		const char *o = argv[i], *v = argv[++i];
+		if (!strcmp(o, "--workload"))
+			workload = v;
+		else if (!strcmp(o, "--allocator"))
+			allocator = v;
+		else if (!strcmp(o, "--library"))
+			library = v;
+		else if (!strcmp(o, "--touch"))
+			touch = v;
+		else if (!strcmp(o, "--fd"))
+			fd = atoi(v);
+		else if (!strcmp(o, "--dep-timeout-ms"))
+			dep_timeout_ms = strtoull(v, NULL, 10);
+		else
+			usage();
+	}
+	if (!workload || !allocator || !library)
+		usage();
+	static const char *const touches[] = { "none", "first", "pages", "all" };
+	ar_wk.touch = -1;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(touch, touches[i]))
+			ar_wk.touch = i;
+	if (ar_wk.touch < 0)
+		usage();
+	memset(&rpt, 0, sizeof rpt); /* touch the report buffer now: baseline */
+	ar_rpt_init(&rpt, fd);
+	ar_rpt_str(&rpt, "A allocrr-worker 1\n");
+
+	/* ---- 1. start-up ---- */
+	ar_allocator_t a;
+	memset(&a, 0, sizeof a);
+	a.name = allocator;
+	a.installed = 1;
+	snprintf(a.library, sizeof a.library, "%s", library);
+	char served[PATH_MAX] = "";
+	int vrc = ar_registry_verify(&a, served, sizeof served);
+	ar_rpt_str(&rpt, "V ");
+	ar_rpt_u64(&rpt, vrc < 0 ? 99 : (uint64_t)vrc);
+	ar_rpt_str(&rpt, " ");
+	ar_rpt_text(&rpt, served[0] ? served : "?");
+	ar_rpt_str(&rpt, "\n");
+	if (vrc != 0) {
+		char msg[2 * PATH_MAX + 200];
+		if (vrc < 0)
+			snprintf(msg, sizeof msg, "cannot tell which library serves malloc "
+				 "(dlsym/dladdr failed, code %d)", vrc);
+		else
+			snprintf(msg, sizeof msg,
+				 "malloc is served by %s, not by %s: LD_PRELOAD did not take effect, "
+				 "refusing to report another allocator's numbers as %s's",
+				 served, library, allocator);
+		die("wrong_allocator", msg);
+	}
+	char err[512];
+	if (ar_wl_open(&ar_wk.wl, workload, err, sizeof err) != 0)
+		die("error", err);
+	check_symbols(allocator);
+	if (getenv("ALLOCRR_WORKER_TEST_HANG"))
+		for (;;)
+			pause();
+	ar_wk.page = (uint64_t)sysconf(_SC_PAGESIZE);
+	ar_wk.dep_timeout_ns = dep_timeout_ms * 1000000ull;
+	ar_wk.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (ar_wk.statm_fd < 0)
+		die("error", "cannot open /proc/self/statm");
+	ar_clock_init(&ar_wk.clock, 20);
+	setup_memory();
+	ar_probe_stats_init(allocator);
+	ar_probe_perf_open();
+	uint32_t n = ar_wk.wl.hdr->nthreads;
+	pthread_barrier_init(&ar_wk.start, NULL, n);
+	pthread_barrier_init(&ar_wk.done, NULL, n);
+	pthread_barrier_init(&ar_wk.leave, NULL, n);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1u << 20);
+	for (uint32_t i = 1; i < n; i++)
+		if (pthread_create(&ar_wk.th[i].tid, &attr, thread_main, &ar_wk.th[i]) != 0) {
+			/* Threads already parked on the barrier cannot be released
+			 * without the others: report and exit the whole process. */
+			char msg[160];
+			snprintf(msg, sizeof msg, "pthread_create failed for replay thread %u of %u", i, n);
+			die("error", msg);
+		}
+	/* Read every used page of the workload now, so its file pages are in
+	 * the baseline and the peak below is the heap's alone. */
+	volatile const char *wlb = (const char *)ar_wk.wl.map;
+	for (uint32_t i = 0; i < n; i++) {
+		const ar_wl_thread_t *t = &ar_wk.wl.threads[i];
+		for (uint64_t o = 0; o < t->nops * sizeof(ar_wl_op_t); o += ar_wk.page)
+			(void)wlb[t->offset + o];
+	}
+	uint64_t base_allocs = 0, base_frees = 0, end_allocs = 0, end_frees = 0;
+	struct rusage ru0, ru1;
+	uint64_t base_anon = ar_probe_anon_rss(), base_rss = 0, hwm = 0, end_rss = 0;
+	/* Peak RSS: the kernel's exact high-water mark, reset here; without
+	 * clear_refs, the highest RSS sample (a lower bound). */
+	int exact_peak = ar_probe_reset_hwm() == 0 && ar_probe_rss(&base_rss, &hwm) == 0;
+	int have_ours = ar_probe_ours_counts(&base_allocs, &base_frees);
+	getrusage(RUSAGE_SELF, &ru0);
+
+	/* ---- 2. replay ---- */
+	ar_wk.t0_ns = ar_clock_mono_ns();
+	ar_probe_perf_enable(1);
+	pthread_barrier_wait(&ar_wk.start);
+	ar_replay_stream(&ar_wk.th[0]);
+	pthread_barrier_wait(&ar_wk.done);
+	uint64_t wall = ar_clock_mono_ns() - ar_wk.t0_ns;
+	ar_probe_perf_enable(0);
+
+	/* ---- 3. report ---- */
+	getrusage(RUSAGE_SELF, &ru1);
+	if (have_ours)
+		ar_probe_ours_counts(&end_allocs, &end_frees);
+	uint64_t final_anon = ar_probe_anon_rss(), peak = final_anon;
+	if (exact_peak && ar_probe_rss(&end_rss, &hwm) == 0) {
+		peak = hwm;
+	} else {
+		exact_peak = 0;
+		base_rss = base_anon;
+		end_rss = final_anon;
+		for (uint32_t i = 0; i < ar_wk.wl.hdr->nsamples; i++)
+			if (ar_wk.samples[i].anon_bytes > peak)
+				peak = ar_wk.samples[i].anon_bytes;
+	}
+	ar_probe_stats_report(&rpt);
+	pthread_barrier_wait(&ar_wk.leave);
+	for (uint32_t i = 1; i < n; i++)
+		pthread_join(ar_wk.th[i].tid, NULL);
+	ar_probe_perf_report(&rpt);
+
+	ar_wthread_t sum;
+	memset(&sum, 0, sizeof sum);
+	uint64_t checksum = 0;
+	const char *thread_error = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		ar_wthread_t *t = &ar_wk.th[i];
+		sum.calls += t->calls;
+		sum.failed_allocs += t->failed_allocs;
+		sum.leaked_blocks += t->leaked_blocks;
+		sum.allocs_expected += t->allocs_expected;
+		sum.frees_expected += t->frees_expected;
+		sum.dep_waits += t->dep_waits;
+		sum.dep_blocked += t->dep_blocked;
+		sum.timed_ticks += t->timed_ticks;
+		sum.sampling_ns += t->sampling_ns;
+		checksum = checksum * 31 + t->checksum;
+		if (t->error && !thread_error)
+			thread_error = t->errmsg;
+	}
+	/* Merge per-kind histograms into thread 0's storage order: the first
+	 * thread that has a kind accumulates the others'. */
+	for (int k = 0; k < AR_WL_NCALLS; k++) {
+		ar_hist_t *acc = NULL;
+		for (uint32_t i = 0; i < n; i++) {
+			ar_hist_t *h = ar_wk.th[i].hist[k];
+			if (!h)
+				continue;
+			if (!acc)
+				acc = h;
+			else
+				ar_hist_merge(acc, h);
+		}
+		if (acc)
+			report_hist(k, acc);
+	}
+	for (uint32_t i = 0; i < ar_wk.wl.hdr->nsamples; i++) {
+		const ar_sample_t *s = &ar_wk.samples[i];
+		if (!s->anon_bytes && !s->elapsed_ns)
+			continue; /* its thread stopped early */
+		ar_rpt_str(&rpt, "R");
+		ar_rpt_sp_u64(&rpt, i);
+		ar_rpt_sp_u64(&rpt, s->event);
+		ar_rpt_sp_u64(&rpt, s->elapsed_ns);
+		ar_rpt_sp_u64(&rpt, s->anon_bytes);
+		ar_rpt_sp_u64(&rpt, s->live_bytes);
+		ar_rpt_str(&rpt, "\n");
+	}
+	ar_rpt_kv(&rpt, 'S', "threads", n);
+	ar_rpt_kv(&rpt, 'S', "calls", sum.calls);
+	ar_rpt_kv(&rpt, 'S', "wall_ns", wall);
+	ar_rpt_kv(&rpt, 'S', "cpu_user_ns", tv_ns(ru1.ru_utime) - tv_ns(ru0.ru_utime));
+	ar_rpt_kv(&rpt, 'S', "cpu_sys_ns", tv_ns(ru1.ru_stime) - tv_ns(ru0.ru_stime));
+	ar_rpt_kv(&rpt, 'S', "timed_ns", (uint64_t)((double)sum.timed_ticks / ar_wk.clock.ticks_per_ns));
+	ar_rpt_kv(&rpt, 'S', "sampling_ns", sum.sampling_ns);
+	ar_rpt_kv(&rpt, 'S', "timer_tsc", (uint64_t)ar_wk.clock.tsc);
+	ar_rpt_kv(&rpt, 'S', "ticks_per_ms", (uint64_t)(ar_wk.clock.ticks_per_ns * 1e6 + 0.5));
+	ar_rpt_kv(&rpt, 'S', "timer_overhead_ticks", ar_wk.clock.overhead_ticks);
+	ar_rpt_kv(&rpt, 'S', "timer_overhead_median_ticks", ar_wk.clock.overhead_median_ticks);
+	ar_rpt_kv(&rpt, 'S', "baseline_rss_bytes", base_rss);
+	ar_rpt_kv(&rpt, 'S', "peak_rss_bytes", peak);
+	ar_rpt_kv(&rpt, 'S', "final_rss_bytes", end_rss);
+	ar_rpt_kv(&rpt, 'S', "peak_rss_exact", (uint64_t)exact_peak);
+	ar_rpt_kv(&rpt, 'S', "baseline_anon_bytes", base_anon);
+	ar_rpt_kv(&rpt, 'S', "maxrss_bytes", (uint64_t)ru1.ru_maxrss * 1024);
+	ar_rpt_kv(&rpt, 'S', "minor_faults", (uint64_t)(ru1.ru_minflt - ru0.ru_minflt));
+	ar_rpt_kv(&rpt, 'S', "major_faults", (uint64_t)(ru1.ru_majflt - ru0.ru_majflt));
+	ar_rpt_kv(&rpt, 'S', "voluntary_ctx_switches", (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw));
+	ar_rpt_kv(&rpt, 'S', "involuntary_ctx_switches", (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw));
+	ar_rpt_kv(&rpt, 'S', "failed_allocs", sum.failed_allocs);
+	ar_rpt_kv(&rpt, 'S', "leaked_blocks", sum.leaked_blocks);
+	ar_rpt_kv(&rpt, 'S', "dep_waits", sum.dep_waits);
+	ar_rpt_kv(&rpt, 'S', "dep_blocked", sum.dep_blocked);
+	ar_rpt_kv(&rpt, 'S', "op_checksum", checksum);
+	ar_rpt_kv(&rpt, 'S', "allocs_expected", sum.allocs_expected);
+	ar_rpt_kv(&rpt, 'S', "frees_expected", sum.frees_expected);
+	if (have_ours) {
+		ar_rpt_kv(&rpt, 'S', "allocator_allocs_delta", end_allocs - base_allocs);
+		ar_rpt_kv(&rpt, 'S', "allocator_frees_delta", end_frees - base_frees);
+	}
+	if (thread_error) {
+		ar_rpt_str(&rpt, "E error ");
+		ar_rpt_text(&rpt, thread_error);
+		ar_rpt_str(&rpt, "\n");
+	}
+	ar_rpt_str(&rpt, "Z\n");
+	ar_rpt_flush(&rpt);
+	return 0;
+}

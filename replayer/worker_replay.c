@@ -1,0 +1,309 @@
+/*
+ * worker_replay.c — the hot loop: one replay thread executing its op stream.
+ *
+ * Per op: wait for the producer if the op depends on another thread
+ * (acquire on the slot's token), time the heap call alone between two
+ * fenced TSC reads, then — outside the timed window — record the latency,
+ * store the result in the slot, touch the new block per the touch policy,
+ * publish the slot to a waiting consumer (release), and fold the op into
+ * the checksum. RSS sample markers read /proc/self/statm through an fd
+ * opened at start-up.
+ *
+ * Waiting: a short pause-spin, then futex sleeps of at most 50 ms, until
+ * the token matches; past the dependency timeout the thread stops with an
+ * error, because the compiler promised the producer runs earlier in trace
+ * order (workload.h) — a wait that never ends is a bug, not a result.
+ *
+ * No malloc here except the calls under test; the compiler is kept from
+ * turning memsets or pairs of calls into something else by -fno-builtin.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "worker.h"
+
+#define WAITER_BIT 0x10000u
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	_mm_pause();
+#endif
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+/* Block until the slot's token is `want`. 0, or -1 after the timeout. */
+static int wait_token(ar_wthread_t *t, _Atomic uint32_t *tok, uint16_t want)
+{
+	uint32_t v = atomic_load_explicit(tok, memory_order_acquire);
+	t->dep_waits++;
+	if ((v & 0xffffu) == want)
+		return 0;
+	t->dep_blocked++;
+	for (int i = 0; i < 2000; i++) {
+		cpu_relax();
+		v = atomic_load_explicit(tok, memory_order_acquire);
+		if ((v & 0xffffu) == want)
+			return 0;
+	}
+	uint64_t deadline = ar_clock_mono_ns() + ar_wk.dep_timeout_ns;
+	for (;;) {
+		v = atomic_load_explicit(tok, memory_order_acquire);
+		if ((v & 0xffffu) == want)
+			return 0;
+		if (!(v & WAITER_BIT)) {
+			if (!atomic_compare_exchange_weak_explicit(tok, &v, v | WAITER_BIT,
+								   memory_order_acq_rel,
+								   memory_order_acquire))
+				continue;
+			v |= WAITER_BIT;
+		}
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		futex(tok, FUTEX_WAIT_PRIVATE, v, &ts);
+		if (ar_clock_mono_ns() > deadline)
+			return -1;
+	}
+}
+
+/* Advance the slot's token by one and wake a sleeping consumer. Only the
+ * thread that owns the slot right now writes the token, except for the
+ * consumer's waiter bit, which the exchange picks up. */
+static inline void signal_token(_Atomic uint32_t *tok)
+{
+	uint32_t v = atomic_load_explicit(tok, memory_order_relaxed);
+	uint32_t old = atomic_exchange_explicit(tok, ((v & 0xffffu) + 1) & 0xffffu, memory_order_release);
+	if (old & WAITER_BIT)
+		futex(tok, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+}
+
+/* Write to the new block so its pages are really resident (DESIGN: page
+ * faults are part of an allocator's cost); volatile so no store is elided. */
+static inline void touch(void *p, uint64_t n)
+{
+	volatile char *c = p;
+	if (!n || ar_wk.touch == AR_TOUCH_NONE)
+		return;
+	if (ar_wk.touch == AR_TOUCH_ALL) {
+		memset(p, 0xa5, n);
+		return;
+	}
+	c[0] = 1;
+	if (ar_wk.touch == AR_TOUCH_FIRST)
+		return;
+	uintptr_t a = ((uintptr_t)p | (ar_wk.page - 1)) + 1, end = (uintptr_t)p + n;
+	for (; a < end; a += ar_wk.page)
+		*(volatile char *)a = 1;
+}
+
+uint64_t ar_probe_anon_rss(void)
+{
+	char buf[128];
+	ssize_t n = pread(ar_wk.statm_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "size resident shared text lib data dt", in pages; anon = resident - shared */
+	uint64_t f[3] = { 0, 0, 0 };
+	const char *s = buf;
+	for (int i = 0; i < 3; i++) {
+		while (*s == ' ')
+			s++;
+		while (*s >= '0' && *s <= '9')
+			f[i] = f[i] * 10 + (uint64_t)(*s++ - '0');
+	}
+	return f[1] > f[2] ? (f[1] - f[2]) * ar_wk.page : 0;
+}
+
+static void sample(ar_wthread_t *t, const ar_wl_op_t *op)
+{
+	if (op->slot >= ar_wk.wl.hdr->nsamples)
+		return;
+	ar_sample_t *s = &ar_wk.samples[op->slot];
+	uint64_t t0 = ar_clock_mono_ns();
+	s->event = op->size;
+	s->live_bytes = op->arg;
+	s->anon_bytes = ar_probe_anon_rss();
+	uint64_t t1 = ar_clock_mono_ns();
+	s->elapsed_ns = t1 - ar_wk.t0_ns;
+	t->sampling_ns += t1 - t0;
+}
+
+static uint64_t request_of(const ar_wl_op_t *op)
+{
+	uint64_t r;
+	if (op->kind == AR_WL_CALLOC || op->kind == AR_WL_REALLOCARRAY)
+		return __builtin_mul_overflow(op->arg, op->size, &r) ? 0 : r;
+	return op->size;
+}
+
+static void fail(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op, const char *what)
+{
+	/* Format by hand: this runs after start-up, stdio could allocate. */
+	char *m = t->errmsg;
+	size_t cap = sizeof t->errmsg, n = 0;
+	const char *parts[] = { what, " (thread ", NULL, ", op ", NULL, ", slot ", NULL, ")" };
+	char num[3][24];
+	uint64_t vals[3] = { t->index, i, op->slot };
+	for (int k = 0; k < 3; k++) {
+		char d[24];
+		int len = 0;
+		uint64_t v = vals[k];
+		do {
+			d[len++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		for (int j = 0; j < len; j++)
+			num[k][j] = d[len - 1 - j];
+		num[k][len] = '\0';
+	}
+	parts[2] = num[0];
+	parts[4] = num[1];
+	parts[6] = num[2];
+	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+		for (const char *s = parts[k]; *s && n + 1 < cap; s++)
+			m[n++] = *s;
+	m[n] = '\0';
+	t->error = 1;
+}
+
+void ar_replay_stream(ar_wthread_t *t)
+{
+	void **slots = ar_wk.slot_ptr;
+	const uint64_t over = ar_wk.clock.overhead_ticks;
+	uint64_t sum = 0x9E3779B97F4A7C15ull;
+	for (uint64_t i = 0; i < t->nops; i++) {
+		const ar_wl_op_t *op = &t->ops[i];
+		const uint32_t s = op->slot;
+		if (op->kind >= AR_WL_NCALLS) {
+			if (op->kind == AR_WL_SAMPLE)
+				sample(t, op);
+			continue;
+		}
+		if (s != AR_WL_NOSLOT && s >= ar_wk.wl.hdr->nslots) {
+			fail(t, i, op, "slot index beyond the workload's slot count");
+			break;
+		}
+		if ((op->flags & AR_WL_F_WAIT) && wait_token(t, &ar_wk.slot_tok[s], op->wait_token) != 0) {
+			fail(t, i, op, "dependency wait timed out: the producer never released the "
+				       "slot (a workload compiler bug)");
+			break;
+		}
+		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
+		void *p = NULL;
+		uint64_t a, b;
+		switch (op->kind) {
+		case AR_WL_MALLOC:
+			a = ar_clock_start();
+			p = malloc(op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_CALLOC:
+			a = ar_clock_start();
+			p = calloc(op->arg, op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_REALLOC:
+			a = ar_clock_start();
+			p = realloc(in, op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_REALLOCARRAY:
+			a = ar_clock_start();
+			p = reallocarray(in, op->arg, op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_FREE:
+			a = ar_clock_start();
+			free(in);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_POSIX_MEMALIGN: {
+			void *q = NULL;
+			a = ar_clock_start();
+			int rc = posix_memalign(&q, op->arg, op->size);
+			b = ar_clock_stop();
+			p = rc ? NULL : q;
+			break;
+		}
+		case AR_WL_ALIGNED_ALLOC:
+			a = ar_clock_start();
+			p = aligned_alloc(op->arg, op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_MEMALIGN:
+			a = ar_clock_start();
+			p = memalign(op->arg, op->size);
+			b = ar_clock_stop();
+			break;
+		case AR_WL_VALLOC:
+			a = ar_clock_start();
+			p = valloc(op->size);
+			b = ar_clock_stop();
+			break;
+		default: /* AR_WL_PVALLOC */
+			a = ar_clock_start();
+			p = pvalloc(op->size);
+			b = ar_clock_stop();
+			break;
+		}
+		/* ---- outside the timed window ---- */
+		uint64_t dt = b - a > over ? b - a - over : 0;
+		ar_hist_add(t->hist[op->kind], dt);
+		t->timed_ticks += dt;
+		t->calls++;
+		if (op->kind == AR_WL_FREE) {
+			if (in) {
+				t->frees_expected++;
+				slots[s] = NULL;
+			}
+		} else if (op->kind == AR_WL_REALLOC || op->kind == AR_WL_REALLOCARRAY) {
+			if (p) {
+				if (p != in) { /* moved (or from NULL): one alloc, one free */
+					t->allocs_expected++;
+					if (in)
+						t->frees_expected++;
+				}
+				if (s != AR_WL_NOSLOT)
+					slots[s] = p;
+				else
+					t->leaked_blocks++;
+				touch(p, request_of(op));
+			} else if (in && request_of(op) == 0) {
+				t->frees_expected++; /* realloc(p, 0) freed p (SPEC 5.5) */
+				slots[s] = NULL;
+			} else if (request_of(op) != 0 || !in) {
+				t->failed_allocs++;
+			}
+		} else if (p) {
+			t->allocs_expected++;
+			if (s != AR_WL_NOSLOT)
+				slots[s] = p;
+			else
+				t->leaked_blocks++; /* the traced call failed: nobody frees it */
+			touch(p, op->kind == AR_WL_PVALLOC
+					 ? (op->size + ar_wk.page - 1) / ar_wk.page * ar_wk.page
+					 : request_of(op));
+		} else {
+			t->failed_allocs++;
+		}
+		if (op->flags & AR_WL_F_SIGNAL)
+			signal_token(&ar_wk.slot_tok[s]);
+		sum = (sum ^ ((uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)s << 32)) *
+			      0x100000001b3ull +
+		      op->size;
+	}
+	t->checksum = sum;
+}

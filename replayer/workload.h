@@ -1,0 +1,172 @@
+/*
+ * workload.h — the compiled form of a trace that replay workers execute: one
+ * flat file, mapped read-only, holding per-thread streams of fixed 24-byte
+ * ops that name heap blocks by dense slot index instead of by address.
+ *
+ * Why a compiled form: a trace names blocks by the addresses one particular
+ * allocator handed out; another allocator returns other addresses. The
+ * compiler resolves every address to a slot once (SPEC 4: in sequence order
+ * no address is handed out before its previous owner released it, realloc
+ * releases at seq and acquires at seq2), so the worker only indexes an array.
+ *
+ * Invariants the compiler guarantees and the worker relies on:
+ *   - a slot holds at most one live block at any point of the trace order;
+ *   - every op on a slot after the first either runs on the same thread as
+ *     the previous op on that slot (program order suffices) or carries
+ *     AR_WL_F_WAIT with the token that the previous op (flagged
+ *     AR_WL_F_SIGNAL) publishes; tokens of a slot advance by exactly one per
+ *     signal, so a 16-bit token never aliases a stale value;
+ *   - every dependency points from a lower to a higher trace sequence
+ *     number, so waits cannot form a cycle;
+ *   - the number of slots is bounded by peak live blocks plus the blocks
+ *     freed within the last AR_WL_REUSE_DISTANCE events (slot reuse across
+ *     threads waits for the release), so the worker's table stays small.
+ *
+ * The file layout (all little-endian, native structs; the cache is per
+ * machine and carries the version in its name):
+ *   ar_wl_header_t | ar_wl_thread_t[nthreads] | op arrays, one per thread,
+ *   each at ar_wl_thread_t.offset, AR_WL_ALIGN-aligned, `capacity` ops of
+ *   which `nops` are used (the rest is a hole in a sparse file).
+ */
+#ifndef AR_WORKLOAD_H
+#define AR_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ar_trace.h"
+
+#define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
+/* Bump when the layout or the compiler's output for a given trace changes:
+ * the cache file name carries it, so an old cache is never misread. */
+#define AR_WL_VERSION 1
+#define AR_WL_ALIGN 4096
+/* A slot freed by another thread is reused only once this many events have
+ * passed in trace order: the dependency it adds is then almost always
+ * already satisfied in replay, and slots stay <= peak live + this. */
+#define AR_WL_REUSE_DISTANCE 4096
+/* RSS timeline: about this many sample markers per trace, but never more
+ * often than every AR_WL_SAMPLE_MIN_EVENTS events: a sample reads
+ * /proc/self/statm (a few microseconds), which must stay a small part of the
+ * replay's wall time (the worker reports the total as sampling_ns). */
+#define AR_WL_SAMPLES 1000
+#define AR_WL_SAMPLE_MIN_EVENTS 2048
+#define AR_WL_NOSLOT 0xffffffffu
+
+/* Op kinds: one per heap function, so each gets its own latency histogram. */
+typedef enum ar_wl_kind {
+	AR_WL_MALLOC = 0,
+	AR_WL_CALLOC,
+	AR_WL_REALLOC,
+	AR_WL_REALLOCARRAY,
+	AR_WL_FREE,
+	AR_WL_POSIX_MEMALIGN,
+	AR_WL_ALIGNED_ALLOC,
+	AR_WL_MEMALIGN,
+	AR_WL_VALLOC,
+	AR_WL_PVALLOC,
+	AR_WL_NCALLS,                /* kinds below are heap calls, timed */
+	AR_WL_SAMPLE = AR_WL_NCALLS, /* RSS sample marker, not a call */
+	AR_WL_NKINDS
+} ar_wl_kind_t;
+
+enum {
+	AR_WL_F_WAIT = 1u << 0,   /* wait until the slot's token == wait_token */
+	AR_WL_F_SIGNAL = 1u << 1, /* after this op, advance the slot's token */
+	AR_WL_F_NOSRC = 1u << 2,  /* realloc of NULL (or of a pointer the trace
+				   * never returned): input is NULL */
+	AR_WL_F_TRACE_NULL = 1u << 3, /* the traced call returned NULL */
+};
+
+/* One op. slot: the block operated on (free, realloc: input and result;
+ * allocations: result; AR_WL_NOSLOT when the result is discarded because the
+ * traced call failed; SAMPLE: sample index). size: bytes (element size for
+ * calloc/reallocarray; SAMPLE: global event index). arg: element count for
+ * calloc/reallocarray, alignment for the memalign family, live bytes for
+ * SAMPLE. */
+typedef struct ar_wl_op {
+	uint8_t kind;
+	uint8_t flags;
+	uint16_t wait_token;
+	uint32_t slot;
+	uint64_t size;
+	uint64_t arg;
+} ar_wl_op_t;
+
+typedef struct ar_wl_thread {
+	uint32_t trace_index; /* ar_event_t.thread */
+	uint32_t reserved;
+	uint64_t offset;      /* byte offset of the op array */
+	uint64_t capacity;    /* ops reserved */
+	uint64_t nops;        /* ops used, SAMPLE markers included */
+	uint64_t ops_by_kind[AR_WL_NKINDS];
+} ar_wl_thread_t;
+
+typedef struct ar_wl_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nthreads;
+	uint32_t nslots;
+	uint32_t nsamples;
+	uint64_t file_bytes;
+	char trace_sha256[65];
+	char reserved0[7];
+	uint64_t events;            /* trace events read (valid prefix) */
+	uint64_t calls;             /* heap calls replayed (events minus skipped) */
+	uint64_t ops_by_kind[AR_WL_NKINDS];
+	uint64_t trace_allocs;      /* successful blocks the trace created */
+	uint64_t peak_live_bytes;   /* requested bytes, trace order */
+	uint64_t peak_live_blocks;
+	uint64_t final_live_bytes;
+	uint64_t skipped_unknown_frees;  /* free of a pointer the trace never returned */
+	uint64_t unknown_reallocs;       /* realloc of such a pointer: replayed as realloc(NULL) */
+	uint64_t lost_blocks;            /* an address returned while still live (missed free) */
+	uint64_t trace_null_results;     /* traced allocations that returned NULL */
+	uint64_t cross_thread_deps;      /* op on a block last touched by another thread */
+	uint64_t reuse_deps;             /* slot reused after another thread released it */
+	uint64_t skipped_unknown_ops;    /* op codes this compiler does not know */
+	uint32_t trace_status;           /* ar_status_t of the trace */
+	uint32_t reserved1;
+	uint64_t compile_ns;             /* how long compiling took */
+} ar_wl_header_t;
+
+/* Static name of a kind ("malloc", ..., "sample"). */
+const char *ar_wl_kind_name(unsigned kind);
+/* Kind for a name, or -1. */
+int ar_wl_kind_from_name(const char *name);
+
+/* An opened workload: the mapping and pointers into it. */
+typedef struct ar_workload {
+	void *map;
+	size_t map_bytes;
+	const ar_wl_header_t *hdr;
+	const ar_wl_thread_t *threads;
+} ar_workload_t;
+
+/*
+ * Map the workload file at path read-only and check it: magic, version,
+ * sizes, every thread's op array inside the file. Returns 0, or -1 with
+ * errno set (EINVAL: not a valid workload of this version) and a message in
+ * err[0..errcap).
+ */
+int ar_wl_open(ar_workload_t *w, const char *path, char *err, size_t errcap);
+void ar_wl_close(ar_workload_t *w);
+/* Op array of thread i. */
+static inline const ar_wl_op_t *ar_wl_ops(const ar_workload_t *w, uint32_t i)
+{
+	return (const ar_wl_op_t *)((const char *)w->map + w->threads[i].offset);
+}
+
+/*
+ * Compile the trace at trace_path into a workload file at out_path (created
+ * or replaced). sha256 is stored in the header (may be ""). Reads events in
+ * global sequence order; a truncated or corrupt trace compiles its valid
+ * prefix and the header's trace_status says so. Memory: a hash table of the
+ * live addresses and one record per slot, never proportional to the address
+ * space or the trace length. Returns 0, or a negative AR_E* code with err
+ * filled (err->msg names the trace and the problem).
+ */
+int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha256,
+		  ar_error_t *err);
+
+#endif
