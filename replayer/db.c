@@ -236,7 +236,7 @@ static const char *const run_cols[] = {
 	"fragmentation", "minor_faults", "major_faults", "voluntary_ctx_switches",
 	"involuntary_ctx_switches", "failed_allocs", "leaked_blocks", "dep_waits", "dep_blocked",
 	"op_checksum", "allocs_expected", "frees_expected", "allocator_allocs_delta",
-	"allocator_frees_delta", "worker_stderr",
+	"allocator_frees_delta", "worker_stderr", "sync_waits",
 };
 #define NRUNCOLS ((int)(sizeof run_cols / sizeof run_cols[0]))
 
@@ -290,7 +290,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 		"peak_rss_bytes", "maxrss_bytes", "minor_faults", "major_faults",
 		"voluntary_ctx_switches", "involuntary_ctx_switches", "failed_allocs", "leaked_blocks",
 		"dep_waits", "dep_blocked", "allocs_expected", "frees_expected",
-		"allocator_allocs_delta", "allocator_frees_delta",
+		"allocator_allocs_delta", "allocator_frees_delta", "sync_waits",
 	};
 	for (size_t i = 0; i < sizeof direct / sizeof *direct; i++)
 		b_scalar(st, col(direct[i]), r, direct[i]);

@@ -142,6 +142,9 @@ static const char *const migrations[] = {
 	"       a.peak_heap_rss_bytes / g.peak_heap_rss_bytes AS heap_rss_vs_glibc\n"
 	"FROM agg a LEFT JOIN agg g ON g.trace_sha256 = a.trace_sha256 AND g.host IS a.host\n"
 	"                          AND g.allocator = 'glibc';\n",
+	/* 1 -> 2: SYNC ops hold a thread back where the trace shows it waited
+	 * for other threads (replayer/workload.h); how often one had to wait. */
+	"ALTER TABLE runs ADD COLUMN sync_waits INTEGER;\n",
 };
 
 int ar_db_schema_version(void)

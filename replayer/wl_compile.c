@@ -183,6 +183,10 @@ typedef struct comp {
 	pending_t *pend;
 	uint32_t npend, pend_cap;
 	uint64_t live_bytes, live_blocks;
+	uint64_t gops;     /* ops emitted, all streams */
+	uint64_t *g_last;  /* per stream: gops after its last op */
+	uint64_t *sync_budget; /* per stream: SYNC ops it may still hold */
+	uint32_t nthr;
 	ar_error_t *err;
 	const char *path;
 } comp_t;
@@ -211,6 +215,7 @@ static int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags, uint32
 	op->arg = arg;
 	th->ops_by_kind[kind]++;
 	c->hdr->ops_by_kind[kind]++;
+	c->g_last[t] = ++c->gops;
 	if (kind < AR_WL_NCALLS)
 		c->hdr->calls++;
 	return (int64_t)th->nops++;
@@ -392,6 +397,30 @@ static uint64_t request_of(const ar_event_t *e, int kind)
 	return __builtin_mul_overflow(e->count, e->size, &r) ? UINT64_MAX : r;
 }
 
+/* Stream t is about to resume. If other streams did at least
+ * AR_WL_SYNC_WINDOW ops since its last one, the recorded thread was held
+ * back by something the trace cannot show (workload.h): make it wait until
+ * each stream that moved meanwhile is within the window of where the trace
+ * had it. */
+static void sync_before(comp_t *c, uint32_t t)
+{
+	if (c->gops - c->g_last[t] < AR_WL_SYNC_WINDOW || c->g_last[t] == 0)
+		return;
+	for (uint32_t u = 0; u < c->nthr; u++) {
+		uint64_t done = c->thr[u].nops;
+		if (u == t || c->g_last[u] <= c->g_last[t] || done <= AR_WL_SYNC_WINDOW)
+			continue;
+		if (c->sync_budget[t] == 0) {
+			c->hdr->sync_dropped++;
+			continue;
+		}
+		if (emit(c, t, AR_WL_SYNC, 0, u, done - AR_WL_SYNC_WINDOW, 0) >= 0) {
+			c->sync_budget[t]--;
+			c->hdr->sync_ops++;
+		}
+	}
+}
+
 static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 {
 	int kind = kind_of(e->op);
@@ -484,6 +513,12 @@ static uint64_t align_up(uint64_t v)
 }
 
 /* Lay out the output file for reader r, create and map it. */
+/* SYNC ops one stream may hold (workload.h): a few per window of the trace. */
+static uint64_t sync_budget(uint64_t events, uint32_t nthreads)
+{
+	return nthreads > 1 ? (events / AR_WL_SYNC_WINDOW + 1) * AR_WL_SYNC_PER_WINDOW : 0;
+}
+
 static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **map, size_t *bytes)
 {
 	uint32_t n = ar_reader_thread_count(r);
@@ -502,7 +537,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const ar_thread_info_t *ti = ar_reader_thread_count(r) ? ar_reader_thread_at(r, i) : NULL;
-		caps[i] = (ti ? ti->events : 0) + marks + 1;
+		caps[i] = (ti ? ti->events : 0) + marks + 1 + sync_budget(events, n);
 		offs[i] = off;
 		off += align_up(caps[i] * sizeof(ar_wl_op_t));
 	}
@@ -560,6 +595,13 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 				c->tmap[ti->index] = i;
 		}
 	}
+	c->nthr = n;
+	c->g_last = calloc(n, sizeof *c->g_last);
+	c->sync_budget = malloc(n * sizeof *c->sync_budget);
+	if (!c->g_last || !c->sync_budget)
+		rc = errf(c, AR_ENOMEM, "out of memory");
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		c->sync_budget[i] = sync_budget(events, n);
 	free(caps);
 	free(offs);
 	return rc;
@@ -597,6 +639,7 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 		uint32_t t = c.tmap[e.thread];
 		if (c.npend && (rc = flush_pending(&c, e.seq)) != 0)
 			goto out;
+		sync_before(&c, t);
 		if ((rc = process(&c, t, &e)) != 0)
 			goto out;
 		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
@@ -630,6 +673,8 @@ out:
 	free(c.ops);
 	free(c.tmap);
 	free(c.tfree);
+	free(c.g_last);
+	free(c.sync_budget);
 	ar_reader_close(r);
 	return rc;
 }

@@ -21,7 +21,7 @@
 
 static const char *const kind_names[AR_WL_NKINDS] = {
 	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-	"aligned_alloc", "memalign", "valloc", "pvalloc", "sample",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "sample", "sync",
 };
 
 const char *ar_wl_kind_name(unsigned kind)

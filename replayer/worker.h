@@ -38,6 +38,8 @@ typedef struct ar_wthread {
 	uint64_t calls, failed_allocs, leaked_blocks;
 	uint64_t allocs_expected, frees_expected; /* what the allocator must count */
 	uint64_t dep_waits, dep_blocked;
+	uint64_t sync_waits; /* SYNC ops that found the other stream behind */
+	_Atomic uint64_t progress; /* ops done; UINT64_MAX once the stream ended */
 	uint64_t timed_ticks;
 	uint64_t sampling_ns; /* spent reading RSS at sample markers */
 	uint64_t checksum;

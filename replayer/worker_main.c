@@ -324,6 +324,7 @@ int main(int argc, char **argv)
 		sum.frees_expected += t->frees_expected;
 		sum.dep_waits += t->dep_waits;
 		sum.dep_blocked += t->dep_blocked;
+		sum.sync_waits += t->sync_waits;
 		sum.timed_ticks += t->timed_ticks;
 		sum.sampling_ns += t->sampling_ns;
 		checksum = checksum * 31 + t->checksum;
@@ -383,6 +384,7 @@ int main(int argc, char **argv)
 	ar_rpt_kv(&rpt, 'S', "leaked_blocks", sum.leaked_blocks);
 	ar_rpt_kv(&rpt, 'S', "dep_waits", sum.dep_waits);
 	ar_rpt_kv(&rpt, 'S', "dep_blocked", sum.dep_blocked);
+	ar_rpt_kv(&rpt, 'S', "sync_waits", sum.sync_waits);
 	ar_rpt_kv(&rpt, 'S', "op_checksum", checksum);
 	ar_rpt_kv(&rpt, 'S', "allocs_expected", sum.allocs_expected);
 	ar_rpt_kv(&rpt, 'S', "frees_expected", sum.frees_expected);

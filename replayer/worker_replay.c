@@ -78,6 +78,34 @@ static int wait_token(ar_wthread_t *t, _Atomic uint32_t *tok, uint16_t want)
 	}
 }
 
+/* SYNC (workload.h): block until stream u has done `need` ops. Waits are
+ * long when they happen (the recorded thread sat out thousands of other
+ * ops), so after a short spin the waiter sleeps with a growing pause rather
+ * than taking the CPU from the stream it waits for. 0, or -1 after the
+ * timeout. */
+static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
+{
+	if (atomic_load_explicit(&u->progress, memory_order_acquire) >= need)
+		return 0;
+	t->sync_waits++;
+	for (int i = 0; i < 2000; i++) {
+		cpu_relax();
+		if (atomic_load_explicit(&u->progress, memory_order_acquire) >= need)
+			return 0;
+	}
+	uint64_t deadline = ar_clock_mono_ns() + ar_wk.dep_timeout_ns;
+	long pause_ns = 20000;
+	while (atomic_load_explicit(&u->progress, memory_order_acquire) < need) {
+		struct timespec ts = { 0, pause_ns };
+		nanosleep(&ts, NULL);
+		if (pause_ns < 1000000)
+			pause_ns *= 2;
+		if (ar_clock_mono_ns() > deadline)
+			return -1;
+	}
+	return 0;
+}
+
 /* Advance the slot's token by one and wake a sleeping consumer. Only the
  * thread that owns the slot right now writes the token, except for the
  * consumer's waiter bit, which the exchange picks up. */
@@ -187,9 +215,20 @@ void ar_replay_stream(ar_wthread_t *t)
 	for (uint64_t i = 0; i < t->nops; i++) {
 		const ar_wl_op_t *op = &t->ops[i];
 		const uint32_t s = op->slot;
+		atomic_store_explicit(&t->progress, i, memory_order_release);
 		if (op->kind >= AR_WL_NCALLS) {
-			if (op->kind == AR_WL_SAMPLE)
+			if (op->kind == AR_WL_SAMPLE) {
 				sample(t, op);
+			} else if (op->kind == AR_WL_SYNC) {
+				if (s >= ar_wk.wl.hdr->nthreads) {
+					fail(t, i, op, "sync names a stream beyond the workload's threads");
+					break;
+				}
+				if (wait_progress(t, &ar_wk.th[s], op->size) != 0) {
+					fail(t, i, op, "sync wait timed out: another stream stopped making progress");
+					break;
+				}
+			}
 			continue;
 		}
 		if (s != AR_WL_NOSLOT && s >= ar_wk.wl.hdr->nslots) {
@@ -306,4 +345,6 @@ void ar_replay_stream(ar_wthread_t *t)
 		      op->size;
 	}
 	t->checksum = sum;
+	/* Done (or failed): nobody may wait for this stream any longer. */
+	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
 }

@@ -18,6 +18,12 @@
  *     signal, so a 16-bit token never aliases a stale value;
  *   - every dependency points from a lower to a higher trace sequence
  *     number, so waits cannot form a cycle;
+ *   - a thread never runs more than about AR_WL_SYNC_WINDOW of another
+ *     thread's ops ahead of the trace's order: where the trace shows a thread
+ *     resuming after others did at least that many ops (it waited on a lock,
+ *     a queue, a join — synchronisation a heap trace cannot see), a SYNC op
+ *     makes it wait for them, so the live set, and with it peak RSS, follows
+ *     the recorded program instead of a thread's solo run;
  *   - the number of slots is bounded by peak live blocks plus the blocks
  *     freed within the last AR_WL_REUSE_DISTANCE events (slot reuse across
  *     threads waits for the release), so the worker's table stays small.
@@ -39,7 +45,7 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 1
+#define AR_WL_VERSION 2
 #define AR_WL_ALIGN 4096
 /* A slot freed by another thread is reused only once this many events have
  * passed in trace order: the dependency it adds is then almost always
@@ -52,6 +58,12 @@
 #define AR_WL_SAMPLES 1000
 #define AR_WL_SAMPLE_MIN_EVENTS 2048
 #define AR_WL_NOSLOT 0xffffffffu
+/* How far (in another thread's ops) a thread may run ahead of the recorded
+ * interleaving before a SYNC holds it back; and how many SYNC ops a stream
+ * may hold per AR_WL_SYNC_WINDOW events of the trace (a bound on the file:
+ * past it, fidelity degrades to slot dependencies only, counted). */
+#define AR_WL_SYNC_WINDOW 1024
+#define AR_WL_SYNC_PER_WINDOW 8
 
 /* Op kinds: one per heap function, so each gets its own latency histogram. */
 typedef enum ar_wl_kind {
@@ -67,6 +79,7 @@ typedef enum ar_wl_kind {
 	AR_WL_PVALLOC,
 	AR_WL_NCALLS,                /* kinds below are heap calls, timed */
 	AR_WL_SAMPLE = AR_WL_NCALLS, /* RSS sample marker, not a call */
+	AR_WL_SYNC,                  /* wait for another stream's progress, not a call */
 	AR_WL_NKINDS
 } ar_wl_kind_t;
 
@@ -80,10 +93,11 @@ enum {
 
 /* One op. slot: the block operated on (free, realloc: input and result;
  * allocations: result; AR_WL_NOSLOT when the result is discarded because the
- * traced call failed; SAMPLE: sample index). size: bytes (element size for
- * calloc/reallocarray; SAMPLE: global event index). arg: element count for
- * calloc/reallocarray, alignment for the memalign family, live bytes for
- * SAMPLE. */
+ * traced call failed; SAMPLE: sample index; SYNC: the stream to wait for).
+ * size: bytes (element size for calloc/reallocarray; SAMPLE: global event
+ * index; SYNC: how many of that stream's ops must be done). arg: element
+ * count for calloc/reallocarray, alignment for the memalign family, live
+ * bytes for SAMPLE. */
 typedef struct ar_wl_op {
 	uint8_t kind;
 	uint8_t flags;
@@ -128,6 +142,8 @@ typedef struct ar_wl_header {
 	uint32_t trace_status;           /* ar_status_t of the trace */
 	uint32_t reserved1;
 	uint64_t compile_ns;             /* how long compiling took */
+	uint64_t sync_ops;               /* SYNC ops emitted (all streams) */
+	uint64_t sync_dropped;           /* SYNCs not emitted: a stream's budget was spent */
 } ar_wl_header_t;
 
 /* Static name of a kind ("malloc", ..., "sample"). */
