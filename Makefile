@@ -88,11 +88,13 @@ INSTALL_BINS :=
 INSTALL_LIBS :=
 DEP_FILES :=
 
+# Order matters where a module names another's targets as prerequisites
+# (expanded when read): libraries before the tools that link them.
 include trace-format/module.mk
 include analysis/module.mk
--include recorder/module.mk
--include replayer/module.mk
--include allocators/module.mk
+include allocators/module.mk
+include recorder/module.mk
+include replayer/module.mk
 include traces/module.mk
 include tests/module.mk
 include tests/fuzz/module.mk

@@ -14,7 +14,7 @@ static ar_event_t ev(uint8_t op, uint64_t seq, uint64_t seq2, uint64_t ptr, uint
 static void test_basic(void)
 {
 	ar_livemap_t m;
-	ar_livemap_init(&m);
+	ar_livemap_init(&m, NULL, NULL, NULL);
 	ar_event_t e[] = {
 		ev(AR_OP_MALLOC, 1, 0, 0, 100, 0x1000),
 		(ar_event_t){.op = AR_OP_CALLOC, .seq = 2, .count = 4, .size = 25, .result = 0x2000},
@@ -25,7 +25,7 @@ static void test_basic(void)
 		ev(AR_OP_FREE, 8, 0, 0x9999, 0, 0),    /* never returned */
 	};
 	for (size_t i = 0; i < sizeof e / sizeof *e; i++)
-		EXPECT(ar_livemap_apply(&m, &e[i]) == 0);
+		EXPECT(ar_livemap_apply(&m, &e[i], 0) == 0);
 	EXPECT(ar_livemap_finish(&m) == 0);
 	EXPECT_U64(m.peak_live_bytes, 200);
 	EXPECT_U64(m.peak_seq, 2);
@@ -37,7 +37,7 @@ static void test_basic(void)
 static void test_realloc_acquires_at_seq2(void)
 {
 	ar_livemap_t m;
-	ar_livemap_init(&m);
+	ar_livemap_init(&m, NULL, NULL, NULL);
 	ar_event_t e[] = {
 		ev(AR_OP_MALLOC, 1, 0, 0, 64, 0xa000),  /* thread 1: X */
 		ev(AR_OP_MALLOC, 2, 0, 0, 32, 0xb000),  /* thread 2: Y */
@@ -48,7 +48,7 @@ static void test_realloc_acquires_at_seq2(void)
 		ev(AR_OP_FREE, 8, 0, 0xc000, 0, 0),
 	};
 	for (size_t i = 0; i < sizeof e / sizeof *e; i++)
-		EXPECT(ar_livemap_apply(&m, &e[i]) == 0);
+		EXPECT(ar_livemap_apply(&m, &e[i], 0) == 0);
 	EXPECT(ar_livemap_finish(&m) == 0);
 	EXPECT_U64(m.unknown_frees, 0);
 	EXPECT_U64(m.live_bytes, 0);
