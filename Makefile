@@ -82,6 +82,7 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 
 ALL_TARGETS :=
 UNIT_TESTS :=      # C test binaries, each runs alone and exits 0 on success
+TSAN_TESTS :=      # those of them with threads worth running under ThreadSanitizer too
 E2E_TESTS :=       # shell scripts in tests/, run with the build dir in ALLOCRR_BUILD
 BENCHES :=         # phony bench targets
 INSTALL_BINS :=
@@ -106,16 +107,20 @@ all: $(ALL_TARGETS)
 # ---- test -----------------------------------------------------------------------
 # The ASan+UBSan build of the unit tests runs in a sub-make so its objects
 # live apart (build/san-address-undefined) from the normal ones.
-.PHONY: test test-build test-san-build
+.PHONY: test test-build test-san-build test-tsan-build
 test-build: all $(UNIT_TESTS)
 test-san-build: | $(DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory SAN=address,undefined unit-tests
+test-tsan-build: | $(DEPS_STAMP)
+	$(Q)$(MAKE) --no-print-directory SAN=thread tsan-tests
 
-.PHONY: unit-tests
+.PHONY: unit-tests tsan-tests
 unit-tests: $(UNIT_TESTS)
+tsan-tests: $(TSAN_TESTS)
 
-test: test-build test-san-build
+test: test-build test-san-build test-tsan-build
 	$(Q)ALLOCRR_BUILD=$(BUILD) ALLOCRR_SAN_BUILD=build/san-address-undefined \
+	  ALLOCRR_TSAN_BUILD=build/san-thread ALLOCRR_TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
 	  tests/run.sh $(UNIT_TESTS) -- $(E2E_TESTS)
 
 # ---- demo, bench, install, clean ------------------------------------------------------

@@ -5,7 +5,7 @@
 
 # ---- shared pieces --------------------------------------------------------------
 # The workload format and compiler: used by allocreplay, the unit tests and the bench.
-REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c
+REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c replayer/wl_decode.c
 REPLAY_WL_OBJS := $(call objs,$(REPLAY_WL_SRCS))
 REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 
@@ -100,6 +100,7 @@ bench-replay-compile: $(REPLAY_BENCH) $(BENCH_FORMAT)
 
 ALL_TARGETS += $(REPLAY_WORKER) $(ALLOCREPLAY) $(REPLAY_TEST_BINS) $(REPLAY_BENCH)
 UNIT_TESTS += $(REPLAY_UNIT_BINS)
+TSAN_TESTS += $(BUILD)/tests/test_replay_compile # the decoding thread (wl_decode.c)
 INSTALL_BINS += $(ALLOCREPLAY) $(REPLAY_WORKER)
 BENCHES += bench-replay-compile
 DEP_FILES += $(ALLOCREPLAY_OBJS:.o=.d) $(REPLAY_WL_OBJS:.o=.d) $(REPLAY_WORKER_OBJS:.o=.d) \

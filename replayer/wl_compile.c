@@ -2,7 +2,8 @@
  * wl_compile.c — trace -> workload compiler (see workload.h for the format
  * and the invariants it promises).
  *
- * One pass over the events in global sequence order (ar_reader_next_merged).
+ * One pass over the events in global sequence order (ar_reader_next_merged,
+ * run on a second thread by wl_decode.c so decoding and compiling overlap).
  * State is proportional to what is live, never to the address space:
  *   - an open-addressing hash table address -> slot of the live blocks
  *     (linear probing, backward-shift deletion: no tombstones to pile up);
@@ -32,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl_decode.h"
 #include "workload.h"
 
 #define NONE32 0xffffffffu
@@ -616,6 +618,7 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 	if (rc)
 		return rc;
 	comp_t c = { .err = err, .path = trace_path, .gfree = { NONE32, NONE32 } };
+	ar_wl_decoder_t dec = { 0 };
 	void *map = NULL;
 	size_t bytes = 0;
 	if ((rc = open_output(&c, r, out_path, &map, &bytes)) != 0)
@@ -631,7 +634,11 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 	uint64_t k = 0;
 	ar_event_t e;
 	int more;
-	while ((more = ar_reader_next_merged(r, &e)) == 1) {
+	if (ar_wld_start(&dec, r) != 0) {
+		rc = errf(&c, AR_ENOMEM, "cannot start the decoding thread");
+		goto out;
+	}
+	while ((more = ar_wld_next(&dec, &e)) == 1) {
 		if (e.thread >= c.tmap_len || c.tmap[e.thread] == NONE32) {
 			rc = errf(&c, AR_EFORMAT, "an event names a thread the trace does not describe");
 			goto out;
@@ -646,6 +653,7 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, c.live_bytes) >= 0)
 			c.hdr->nsamples++;
 	}
+	ar_wld_finish(&dec); /* the reader is ours again */
 	if ((rc = flush_pending(&c, UINT64_MAX)) != 0)
 		goto out;
 	/* A decode error mid-way keeps the valid prefix (DESIGN: nothing lost
@@ -663,6 +671,7 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 	}
 	rc = 0;
 out:
+	ar_wld_finish(&dec);
 	if (map)
 		munmap(map, bytes);
 	if (rc && out_path)

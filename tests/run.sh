@@ -3,7 +3,8 @@
 # Runs every test once, prints "PASS name (s)" or "FAIL name" per test with
 # the tail of a failing test's output, and ends with "N passed, N failed".
 # Unit tests also run from the sanitizer build ($ALLOCRR_SAN_BUILD) when it
-# has them. Logs go to $ALLOCRR_BUILD/test-logs/.
+# has them, and those named in $ALLOCRR_TSAN_TESTS from the ThreadSanitizer
+# build ($ALLOCRR_TSAN_BUILD). Logs go to $ALLOCRR_BUILD/test-logs/.
 set -u
 build=${ALLOCRR_BUILD:-build}
 san=${ALLOCRR_SAN_BUILD:-}
@@ -45,6 +46,14 @@ if [ -n "$san" ]; then
 		[ -x "$s" ] && run_one "asan+ubsan/$(basename "$t")" "$s"
 	done
 	unset ASAN_OPTIONS UBSAN_OPTIONS
+fi
+if [ -n "${ALLOCRR_TSAN_BUILD:-}" ]; then
+	export TSAN_OPTIONS=halt_on_error=1
+	for name in ${ALLOCRR_TSAN_TESTS:-}; do
+		s="$ALLOCRR_TSAN_BUILD/tests/$name"
+		[ -x "$s" ] && run_one "tsan/$name" "$s"
+	done
+	unset TSAN_OPTIONS
 fi
 for t in "${e2e[@]}"; do run_one "e2e/$(basename "$t" .sh)" bash "$t"; done
 
