@@ -55,7 +55,8 @@ int ar_evdec_open(ar_evdec_t *d, const uint8_t *p, const uint8_t *end, const ar_
 	} while (0)
 
 /* Decode one pointer code (SPEC 5.4); `hist`/`n` is the other history. */
-static int get_pointer(ar_evdec_t *d, uint64_t *out, const uint64_t *hist, uint32_t n, char *why, size_t why_len)
+static inline __attribute__((always_inline)) int get_pointer(ar_evdec_t *d, uint64_t *out, const uint64_t *hist, uint32_t n,
+							   char *why, size_t why_len)
 {
 	uint64_t v;
 	GET(AR_COL_PTR, v, "pointer");

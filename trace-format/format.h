@@ -76,6 +76,11 @@ static inline int ar_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t
 		*pp = p + 1;
 		return 0;
 	}
+	if (end - p >= 2 && p[1] < 0x80) { /* and the two-byte one */
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return 0;
+	}
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 64; shift += 7) {
 		if (p >= end)

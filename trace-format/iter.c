@@ -99,21 +99,35 @@ int ar_reader_next(ar_reader_t *r, ar_event_t *e)
 	if (r->iter_error)
 		return r->iter_error;
 	cursor_t *c = &r->file_cur;
+	/* File order needs no look-ahead: decode straight into the caller's
+	 * event (the merged path keeps one event per cursor to order them). */
 	while (c->block >= 0) {
-		int rc = 0;
-		if (!c->decoded)
-			rc = cursor_open_block(r, c);
-		if (rc == 0) {
-			int64_t next = (size_t)c->block + 1 < r->nblocks ? c->block + 1 : -1;
-			rc = cursor_step(r, c, next);
-		}
-		if (rc)
+		int rc;
+		if (!c->decoded && (rc = cursor_open_block(r, c)))
 			return r->iter_error = rc;
-		if (c->has_ev) {
-			c->has_ev = 0;
-			*e = c->ev;
+		const block_t *b = &r->blocks[c->block];
+		char why[200];
+		int got = ar_evdec_next(&c->dec, e, why, sizeof why);
+		if (got == 1) {
+			if (c->dec.seen == 1 && e->seq != b->first_seq)
+				return r->iter_error = ar_reader_fail(
+					       r, AR_EFORMAT, b->offset,
+					       "events block at offset %llu: first seq %llu, descriptor says %llu",
+					       (unsigned long long)b->offset, (unsigned long long)e->seq,
+					       (unsigned long long)b->first_seq);
 			return 1;
 		}
+		if (got < 0)
+			return r->iter_error = ar_reader_fail(r, AR_EFORMAT, b->offset, "events block at offset %llu: %s",
+							      (unsigned long long)b->offset, why);
+		if (c->dec.prev_seq != b->last_seq)
+			return r->iter_error = ar_reader_fail(
+				       r, AR_EFORMAT, b->offset,
+				       "events block at offset %llu: last seq %llu, descriptor says %llu",
+				       (unsigned long long)b->offset, (unsigned long long)c->dec.prev_seq,
+				       (unsigned long long)b->last_seq);
+		c->decoded = 0;
+		c->block = (size_t)c->block + 1 < r->nblocks ? c->block + 1 : -1;
 	}
 	return 0;
 }
