@@ -31,18 +31,19 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
 		return AR_EINVAL;
 	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nevents * AR_EVENT_SLOT_BYTES);
+	/* Plain copies: the encoder reads only the fields the op's mask names. */
 	s->seq = e->seq;
-	s->seq2 = (f & AR_F_SEQ2) ? e->seq2 : 0;
+	s->seq2 = e->seq2;
 	s->time_ns = e->time_ns;
-	s->ptr = (f & AR_F_PTR) ? e->ptr : 0;
-	s->result = (f & AR_F_RESULT) ? e->result : 0;
-	s->size = (f & AR_F_SIZE) ? e->size : 0;
-	s->aux = (f & AR_F_ALIGN) ? e->align : (f & AR_F_COUNT) ? e->count : 0;
+	s->ptr = e->ptr;
+	s->result = e->result;
+	s->size = e->size;
+	s->aux = (f & AR_F_ALIGN) ? e->align : e->count;
 	s->stack = e->stack;
 	s->op = (uint8_t)op;
 	if (b->nevents++ == 0)
 		b->first_seq = e->seq;
-	b->last_seq = s->seq2 ? s->seq2 : s->seq;
+	b->last_seq = (f & AR_F_SEQ2) ? e->seq2 : e->seq;
 	b->events_by_op[op]++;
 	return 0;
 }
