@@ -59,6 +59,8 @@ static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, in
 			fprintf(out, " seq2=%" PRIu64, e->seq2);
 		if (e->stack)
 			fprintf(out, " stack=%" PRIu32, e->stack);
+		if (e->error)
+			fprintf(out, " err=%" PRIu32, e->error);
 	}
 	fputc('\n', out);
 }
@@ -80,7 +82,7 @@ int ar_cmd_dump(int argc, char **argv)
 	}
 	if (!path) {
 		fprintf(stderr, "usage: alloctrace dump FILE [--extra] [--stacks]\n"
-				"  --extra   add t=NS (time since start), seq2= (realloc), stack=ID\n"
+				"  --extra   add t=NS (time since start), seq2= (realloc), stack=ID, err=ERRNO\n"
 				"  --stacks  after each event with a stack, its frames, symbolised\n");
 		return 1;
 	}

@@ -17,3 +17,5 @@ bench-format: $(BENCH_FORMAT)
 ALL_TARGETS += $(BENCH_FORMAT)
 BENCHES += bench-format
 DEP_FILES += $(BENCH_FORMAT_OBJS:.o=.d)
+include bench/alloc/module.mk
+include bench/replay/module.mk

@@ -279,6 +279,14 @@ static inline rec_thread_t *begin(void)
 
 static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
 {
+	/* A failed call keeps its errno (posix_memalign sets e->error itself);
+	 * realloc(p, 0) returning NULL freed p and did not fail (SPEC 5.3). */
+	if (REC_UNLIKELY(!e->result) && e->op != AR_OP_FREE && !e->error) {
+		int freed = e->ptr && (e->op == AR_OP_REALLOC ? e->size == 0
+					: e->op == AR_OP_REALLOCARRAY && (e->count == 0 || e->size == 0));
+		if (!freed)
+			e->error = (uint32_t)saved_errno;
+	}
 	e->time_ns = rec_event_time_ns();
 	if (rec_cfg.stack_depth && e->op != AR_OP_FREE)
 		e->stack = rec_stack_capture(t);
@@ -428,7 +436,7 @@ AR_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	int rc = rec_real.posix_memalign(out, align, n);
 	int err = errno;
 	ar_event_t e = EV(.op = AR_OP_POSIX_MEMALIGN, .align = align, .size = n,
-			  .result = rc == 0 ? (uintptr_t)*out : 0);
+			  .result = rc == 0 ? (uintptr_t)*out : 0, .error = (uint32_t)rc);
 	e.seq = rec_next_seq();
 	end(t, &e, err);
 	return rc;

@@ -57,6 +57,7 @@ typedef struct ar_worker {
 	int statm_fd;
 	uint64_t page;
 	int touch;
+	int timing; /* 1: time each call (default); 0: --timing none */
 	ar_clock_t clock;
 	uint64_t t0_ns;
 	uint64_t dep_timeout_ns;

@@ -6,6 +6,12 @@
  *
  *   allocreplay-worker --workload FILE --allocator NAME --library PATH
  *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
+ *                      [--timing calls|none]
+ *
+ * --timing none replays without timing the calls (no clock reads, no
+ * latency histograms, no timed_ns in the report): wall time and ops/s of
+ * the bare harness, for measuring its own cost (bench/replay/). allocreplay
+ * always times (the default, calls).
  *
  * Phases, and what each may do:
  *   1. start-up (may allocate: dlsym, dladdr, realpath, stdio for errors):
@@ -49,6 +55,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: allocreplay-worker --workload FILE --allocator NAME --library PATH\n"
 			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
+			"         [--timing calls|none]\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
 }
@@ -174,6 +181,7 @@ static void report_hist(int kind, const ar_hist_t *h)
 int main(int argc, char **argv)
 {
 	const char *workload = NULL, *allocator = NULL, *library = NULL, *touch = "pages";
+	const char *timing = "calls";
 	int fd = 1;
 	uint64_t dep_timeout_ms = 30000;
 	for (int i = 1; i < argc; i++) {
@@ -190,6 +198,8 @@ int main(int argc, char **argv)
 			touch = v;
 		else if (!strcmp(o, "--fd"))
 			fd = atoi(v);
+		else if (!strcmp(o, "--timing"))
+			timing = v;
 		else if (!strcmp(o, "--dep-timeout-ms"))
 			dep_timeout_ms = strtoull(v, NULL, 10);
 		else
@@ -204,6 +214,9 @@ int main(int argc, char **argv)
 			ar_wk.touch = i;
 	if (ar_wk.touch < 0)
 		usage();
+	if (strcmp(timing, "calls") != 0 && strcmp(timing, "none") != 0)
+		usage();
+	ar_wk.timing = strcmp(timing, "calls") == 0;
 	memset(&rpt, 0, sizeof rpt); /* touch the report buffer now: baseline */
 	ar_rpt_init(&rpt, fd);
 	ar_rpt_str(&rpt, "A allocrr-worker 1\n");
@@ -364,7 +377,9 @@ int main(int argc, char **argv)
 	ar_rpt_kv(&rpt, 'S', "wall_ns", wall);
 	ar_rpt_kv(&rpt, 'S', "cpu_user_ns", tv_ns(ru1.ru_utime) - tv_ns(ru0.ru_utime));
 	ar_rpt_kv(&rpt, 'S', "cpu_sys_ns", tv_ns(ru1.ru_stime) - tv_ns(ru0.ru_stime));
-	ar_rpt_kv(&rpt, 'S', "timed_ns", (uint64_t)((double)sum.timed_ticks / ar_wk.clock.ticks_per_ns));
+	if (ar_wk.timing) /* not measured: absent, so NULL in the database */
+		ar_rpt_kv(&rpt, 'S', "timed_ns",
+			  (uint64_t)((double)sum.timed_ticks / ar_wk.clock.ticks_per_ns));
 	ar_rpt_kv(&rpt, 'S', "sampling_ns", sum.sampling_ns);
 	ar_rpt_kv(&rpt, 'S', "timer_tsc", (uint64_t)ar_wk.clock.tsc);
 	ar_rpt_kv(&rpt, 'S', "ticks_per_ms", (uint64_t)(ar_wk.clock.ticks_per_ns * 1e6 + 0.5));

@@ -7,7 +7,9 @@
  * store the result in the slot, touch the new block per the touch policy,
  * publish the slot to a waiting consumer (release), and fold the op into
  * the checksum. RSS sample markers read /proc/self/statm through an fd
- * opened at start-up.
+ * opened at start-up. With --timing none (worker_main.c) the same loop runs
+ * without clock reads or histograms: what the harness alone costs per op
+ * (bench/replay/).
  *
  * Waiting: a short pause-spin, then futex sleeps of at most 50 ms, until
  * the token matches; past the dependency timeout the thread stops with an
@@ -207,7 +209,20 @@ static void fail(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op, const char *
 	t->error = 1;
 }
 
-void ar_replay_stream(ar_wthread_t *t)
+/* The heap call alone between the two clock reads (when timed). */
+#define TIMED(call)                              \
+	do {                                     \
+		if (timed)                       \
+			a = ar_clock_start();    \
+		call;                            \
+		if (timed)                       \
+			b = ar_clock_stop();     \
+	} while (0)
+
+/* One stream, with or without per-call timing: `timed` is a constant at each
+ * of the two call sites below, so the compiler emits a loop without any
+ * clock read or histogram update for --timing none. */
+static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int timed)
 {
 	void **slots = ar_wk.slot_ptr;
 	const uint64_t over = ar_wk.clock.overhead_ticks;
@@ -242,66 +257,49 @@ void ar_replay_stream(ar_wthread_t *t)
 		}
 		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
 		void *p = NULL;
-		uint64_t a, b;
+		uint64_t a = 0, b = 0;
 		switch (op->kind) {
 		case AR_WL_MALLOC:
-			a = ar_clock_start();
-			p = malloc(op->size);
-			b = ar_clock_stop();
+			TIMED(p = malloc(op->size));
 			break;
 		case AR_WL_CALLOC:
-			a = ar_clock_start();
-			p = calloc(op->arg, op->size);
-			b = ar_clock_stop();
+			TIMED(p = calloc(op->arg, op->size));
 			break;
 		case AR_WL_REALLOC:
-			a = ar_clock_start();
-			p = realloc(in, op->size);
-			b = ar_clock_stop();
+			TIMED(p = realloc(in, op->size));
 			break;
 		case AR_WL_REALLOCARRAY:
-			a = ar_clock_start();
-			p = reallocarray(in, op->arg, op->size);
-			b = ar_clock_stop();
+			TIMED(p = reallocarray(in, op->arg, op->size));
 			break;
 		case AR_WL_FREE:
-			a = ar_clock_start();
-			free(in);
-			b = ar_clock_stop();
+			TIMED(free(in));
 			break;
 		case AR_WL_POSIX_MEMALIGN: {
 			void *q = NULL;
-			a = ar_clock_start();
-			int rc = posix_memalign(&q, op->arg, op->size);
-			b = ar_clock_stop();
+			int rc;
+			TIMED(rc = posix_memalign(&q, op->arg, op->size));
 			p = rc ? NULL : q;
 			break;
 		}
 		case AR_WL_ALIGNED_ALLOC:
-			a = ar_clock_start();
-			p = aligned_alloc(op->arg, op->size);
-			b = ar_clock_stop();
+			TIMED(p = aligned_alloc(op->arg, op->size));
 			break;
 		case AR_WL_MEMALIGN:
-			a = ar_clock_start();
-			p = memalign(op->arg, op->size);
-			b = ar_clock_stop();
+			TIMED(p = memalign(op->arg, op->size));
 			break;
 		case AR_WL_VALLOC:
-			a = ar_clock_start();
-			p = valloc(op->size);
-			b = ar_clock_stop();
+			TIMED(p = valloc(op->size));
 			break;
 		default: /* AR_WL_PVALLOC */
-			a = ar_clock_start();
-			p = pvalloc(op->size);
-			b = ar_clock_stop();
+			TIMED(p = pvalloc(op->size));
 			break;
 		}
 		/* ---- outside the timed window ---- */
-		uint64_t dt = b - a > over ? b - a - over : 0;
-		ar_hist_add(t->hist[op->kind], dt);
-		t->timed_ticks += dt;
+		if (timed) {
+			uint64_t dt = b - a > over ? b - a - over : 0;
+			ar_hist_add(t->hist[op->kind], dt);
+			t->timed_ticks += dt;
+		}
 		t->calls++;
 		if (op->kind == AR_WL_FREE) {
 			if (in) {
@@ -347,4 +345,12 @@ void ar_replay_stream(ar_wthread_t *t)
 	t->checksum = sum;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
+}
+
+void ar_replay_stream(ar_wthread_t *t)
+{
+	if (ar_wk.timing)
+		replay(t, 1);
+	else
+		replay(t, 0);
 }

@@ -232,8 +232,8 @@ def decode_events(tr, body, d, where):
     for _ in range(count):
         b = ops.take(1)[0]
         code = b & 0x1F
-        if b & 0x80:
-            ops.bad("op byte 0x%02x has bit 7 set" % b)
+        if b & 0x80 and not b & 0x40:
+            ops.bad("op byte 0x%02x: error flag (bit 7) without the NULL flag (bit 6)" % b)
         if code not in tr.ops:
             ops.bad("unknown op code %d" % code)
         name, mask = tr.ops[code]
@@ -264,6 +264,11 @@ def decode_events(tr, body, d, where):
         for bit in (F_ALIGN, F_COUNT, F_SIZE):
             if mask & bit:
                 fields.append("%d" % argc.varint())
+        error = None
+        if b & 0x80:                # SPEC 5.3: after the op's args
+            error = argc.varint()
+            if not 1 <= error <= 0xFFFF:
+                argc.bad("error code %d outside 1..65535" % error)
         if mask & F_RESULT:
             if b & 0x40:
                 r = 0
@@ -281,6 +286,8 @@ def decode_events(tr, body, d, where):
             if not 1 <= sid <= 0xFFFFFFFF:
                 stackc.bad("stack id %d outside 1..2^32-1" % sid)
             extra.append("stack=%d" % sid)
+        if error is not None:
+            extra.append("err=%d" % error)
         line = " ".join(["%d %d %s" % (seq, os_tid, name)] + fields + extra)
         out.append((seq, line, where))
 

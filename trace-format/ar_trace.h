@@ -117,6 +117,9 @@ typedef struct ar_event {
 			   * or realloc(p, 0) which freed p) */
 	uint32_t thread;  /* dense thread index within the trace */
 	uint32_t stack;   /* stack id, 0 = none recorded */
+	uint32_t error;   /* a failed call's error code (posix_memalign's return
+			   * value, errno for the others), 0 when none; kept only
+			   * with a NULL result, at most 65535 (SPEC 5.3) */
 	uint8_t op;       /* ar_op_t, or a code the header's op table names */
 } ar_event_t;
 

@@ -88,8 +88,8 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 	}
 	uint8_t h = *d->col[AR_COL_OPS]++;
 	unsigned op = h & AR_EV_OP_MASK;
-	if (h & AR_EV_RESERVED)
-		BAD("event %u: reserved bit 7 set in op byte 0x%02x", d->seen, h);
+	if ((h & AR_EV_ERROR) && !(h & AR_EV_NULL_RESULT))
+		BAD("event %u: error flag without the null-result flag in op byte 0x%02x", d->seen, h);
 	if (op == 0 || d->hdr->ops[op].name[0] == 0)
 		BAD("event %u: op code %u is not in the header's op table", d->seen, op);
 	unsigned f = d->hdr->ops[op].fields;
@@ -101,6 +101,7 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 	e->thread = d->thread;
 	e->seq2 = e->ptr = e->align = e->count = e->size = e->result = 0;
 	e->stack = 0;
+	e->error = 0;
 	uint64_t v;
 	GET(AR_COL_SEQ, v, "seq");
 	if (v >= UINT64_MAX - d->prev_seq)
@@ -133,6 +134,12 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 		GET(AR_COL_ARGS, e->count, "count");
 	if (f & AR_F_SIZE)
 		GET(AR_COL_ARGS, e->size, "size");
+	if (h & AR_EV_ERROR) {
+		GET(AR_COL_ARGS, v, "error code");
+		if (v == 0 || v > 0xffff)
+			BAD("event %u: error code %llu out of range", d->seen, (unsigned long long)v);
+		e->error = (uint32_t)v;
+	}
 	if ((f & AR_F_RESULT) && !(h & AR_EV_NULL_RESULT)) {
 		if (get_pointer(d, &e->result, d->ins, d->nin, why, why_len))
 			return AR_EFORMAT;

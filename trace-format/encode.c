@@ -13,7 +13,7 @@
 #include "format.h"
 
 /* Worst-case bytes per event of each column (SPEC 5.2). */
-static const size_t col_max[AR_NCOLS] = {1, 20, 10, 22, 20, 5};
+static const size_t col_max[AR_NCOLS] = {1, 20, 10, 22, 23, 5};
 
 /* 32768 entries: a block has at most 2 x 16384 pointers, but distinct
  * addresses are far fewer in practice; past 3/4 load new addresses are
@@ -130,7 +130,7 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 		if (s->stack)
 			h |= AR_EV_STACK;
 		if ((f & AR_F_RESULT) && s->result == 0)
-			h |= AR_EV_NULL_RESULT;
+			h |= AR_EV_NULL_RESULT | (s->error ? AR_EV_ERROR : 0);
 		*q[AR_COL_OPS]++ = h;
 		q[AR_COL_SEQ] = ar_put_varint(q[AR_COL_SEQ], s->seq - prev_seq - 1);
 		prev_seq = s->seq;
@@ -151,6 +151,8 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->aux);
 		if (f & AR_F_SIZE)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
+		if (h & AR_EV_ERROR)
+			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->error);
 		if ((f & AR_F_RESULT) && s->result) {
 			ar_ptr_entry_t *m = map_entry(enc, s->result, &scratch);
 			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->result, prev_ptr, m->last_in, nin);

@@ -41,6 +41,7 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 	s->aux = (f & AR_F_ALIGN) ? e->align : e->count;
 	s->stack = e->stack;
 	s->op = (uint8_t)op;
+	s->error = ((f & AR_F_RESULT) && !e->result) ? (uint16_t)(e->error > 0xffff ? 0xffff : e->error) : 0;
 	if (b->nevents++ == 0)
 		b->first_seq = e->seq;
 	b->last_seq = (f & AR_F_SEQ2) ? e->seq2 : e->seq;

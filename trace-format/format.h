@@ -42,7 +42,7 @@ enum {
 #define AR_EV_OP_MASK 0x1fu
 #define AR_EV_STACK 0x20u
 #define AR_EV_NULL_RESULT 0x40u
-#define AR_EV_RESERVED 0x80u
+#define AR_EV_ERROR 0x80u /* an error code follows in the args column */
 
 /* SPEC 7: limits a reader enforces. */
 #define AR_LIMIT_HEADER_BYTES (1u << 20)
@@ -119,7 +119,8 @@ typedef struct ar_slot {
 	uint64_t seq, seq2, time_ns, ptr, result, size;
 	uint64_t aux; /* the op's alignment or count: no v1 op has both */
 	uint32_t stack;
-	uint8_t op, pad[3];
+	uint8_t op, pad;
+	uint16_t error; /* 0 unless the result is NULL */
 } ar_slot_t;
 _Static_assert(sizeof(ar_slot_t) == AR_EVENT_SLOT_BYTES, "slot size is part of the evbuf contract");
 

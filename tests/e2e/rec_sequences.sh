@@ -35,5 +35,17 @@ for prog in rec_seq rec_aligned rec_realloc; do
 		fail "$prog: trace differs from the program's calls"; cat "$prog.diff"
 	fi
 	"$CHECK" check "$f" >"$prog.check" || { fail "$prog: rec_tracecheck check"; cat "$prog.check"; }
+	# Failures keep their error code (SPEC 5.3): what the call returned or
+	# set errno to; realloc(p, 0) returning NULL freed p and carries none.
+	"$AT" dump "$f" --extra | awk '$NF ~ /^(err=|seq2=|t=)/ && / = 0x0 /' |
+		sed 's/ t=[0-9]*//; s/ seq2=[0-9]*//' | cut -d' ' -f3- >"$prog.errs"
+	case $prog in
+	rec_aligned)
+		expect_eq "$prog: error codes" "$(awk '{print $1, $NF}' "$prog.errs" | tr '\n' ';')" \
+			"posix_memalign err=22;posix_memalign err=12;aligned_alloc err=12;memalign err=12;valloc err=12;calloc err=12;" ;;
+	rec_realloc)
+		expect_eq "$prog: error codes" "$(awk '{print $1, ($NF ~ /^err=/ ? $NF : "none")}' "$prog.errs" | tr '\n' ';')" \
+			"realloc none;reallocarray err=12;realloc err=12;" ;;
+	esac
 done
 finish

@@ -193,8 +193,48 @@ static void test_writer_rejects_bad_events(void)
 	EXPECT_U64(before, sizeof mem / AR_EVENT_SLOT_BYTES);
 }
 
+/* Failed calls keep their error code; successful ones and free have none. */
+static void test_error_codes(void)
+{
+	char path[] = "/tmp/allocrr-err-XXXXXX";
+	int fd = mkstemp(path);
+	unlink(path);
+	ar_header_t h;
+	ar_header_init(&h);
+	ar_writer_t *w;
+	ar_error_t err;
+	EXPECT(ar_writer_open(&w, fd, &h, 1, NULL, &err) == 0);
+	static uint8_t mem[AR_EVBUF_MAX_BYTES];
+	ar_evbuf_t b;
+	ar_evbuf_reset(&b, mem, sizeof mem, 0, 9);
+	ar_event_t in[] = {
+		{.op = AR_OP_MALLOC, .seq = 1, .size = (uint64_t)1 << 60, .error = 12},
+		{.op = AR_OP_POSIX_MEMALIGN, .seq = 2, .align = 3, .size = 8, .error = 22},
+		{.op = AR_OP_MALLOC, .seq = 3, .size = 8, .result = 0x1000, .error = 99}, /* not kept: succeeded */
+		{.op = AR_OP_REALLOC, .seq = 4, .seq2 = 5, .ptr = 0x1000, .size = 0},        /* freed, no error */
+		{.op = AR_OP_CALLOC, .seq = 6, .count = 3, .size = 8, .error = 70000},       /* clamped */
+	};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+		EXPECT(ar_evbuf_append(&b, &in[i]) == 0);
+	EXPECT(ar_writer_write_events(w, &b, &err) == 0);
+	EXPECT(ar_writer_close(w, 100, 1, &err) == 0);
+	ar_reader_t *r;
+	EXPECT(ar_reader_open_fd(&r, fd, "errors", &err) == 0);
+	const uint32_t want[] = {12, 22, 0, 0, 65535};
+	ar_event_t e;
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		EXPECT(ar_reader_next_merged(r, &e) == 1);
+		EXPECT_U64(e.error, want[i]);
+		EXPECT_U64(e.result, in[i].result);
+	}
+	EXPECT(ar_reader_next_merged(r, &e) == 0);
+	ar_reader_close(r);
+	close(fd);
+}
+
 int main(void)
 {
+	RUN(test_error_codes);
 	RUN(test_roundtrip_many);
 	RUN(test_no_footer_reads_as_truncated);
 	RUN(test_writer_rejects_bad_events);

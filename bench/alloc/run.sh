@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make bench-alloc: every installed allocator — glibc, jemalloc, tcmalloc,
+# mimalloc and our pool, arena, tlscache, freelist — on the reference
+# scenarios (alloctrace gen S1..X, traces/gen/) and on the recorded
+# demo_server, through allocreplay (one worker process per allocator and
+# repetition, the same compiled sequence for all). Prints per scenario the
+# median throughput and the median peak heap RSS of each allocator relative
+# to glibc's, from the results database.
+#   ALLOCRR_BUILD=build REPEAT=3 SCENARIOS="S1 S2 ..." DB=file bash bench/alloc/run.sh
+set -u
+B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
+REPEAT=${REPEAT:-3}
+SCENARIOS=${SCENARIOS:-S1 S2 S3 S4 S5 A B D M X}
+T=$(mktemp -d /tmp/allocrr-bench-alloc.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+DB=${DB:-$T/bench-alloc.db}
+export ALLOCRR_CACHE_DIR=$T/cache
+command -v sqlite3 >/dev/null || { echo "bench-alloc needs the sqlite3 CLI (apt-get install sqlite3)"; exit 1; }
+
+traces=()
+for s in $SCENARIOS; do
+	"$B/bin/alloctrace" gen "$s" --seed 1 -q -o "$T/$s.zst" || { echo "alloctrace gen $s failed"; exit 1; }
+	traces+=("$T/$s.zst")
+done
+"$B/bin/allocrec" -q -o "$T/demo_server.zst" "$B/traces/demo_server" 40000 2 >/dev/null &&
+	traces+=("$T/demo_server.zst")
+
+echo "bench-alloc: ${#traces[@]} traces x every installed allocator x $REPEAT repetitions," \
+	"$(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+"$B/bin/allocreplay" "${traces[@]}" --all --repeat "$REPEAT" --db "$DB" >"$T/replay.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || echo "note: allocreplay exit $rc (some runs failed; their cells show their status)"
+
+allocs=$("$B/bin/allocreplay" --list | awk 'NR > 1 && $4 == "yes" {print $1}')
+# median of ops/s and of peak heap RSS per (trace, allocator), then ratios to glibc
+sqlite3 -batch -noheader -separator ' ' "$DB" \
+	"SELECT s.trace_name, s.allocator, s.status, s.ops_per_sec, s.peak_heap_rss_bytes, s.p99_ns,
+	        CASE WHEN r.ops > 0 THEN r.timed_ns * 1.0 / r.ops END
+	 FROM run_summary s JOIN runs r ON r.run_id = s.run_id ORDER BY s.trace_name, s.allocator" |
+awk -v allocs="$(echo $allocs)" -v order="$(for t in "${traces[@]}"; do basename "$t"; done | tr '\n' ' ')" '
+function median(list,   n, a, i, j, t) {
+	n = split(list, a, ",")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{
+	key = $1 SUBSEP $2; traces[$1] = 1
+	if ($3 != "ok") { bad[key] = $3; next }
+	ops[key] = ops[key] (ops[key] == "" ? "" : ",") $4
+	mem[key] = mem[key] (mem[key] == "" ? "" : ",") $5
+	p99[key] = p99[key] (p99[key] == "" ? "" : ",") $6
+	cost[key] = cost[key] (cost[key] == "" ? "" : ",") $7
+}
+END {
+	na = split(allocs, A, " ")
+	for (part = 1; part <= 4; part++) {
+		title = part == 1 ? "throughput relative to glibc (median ops/s over the replay, touching included; higher is faster)" : \
+			part == 2 ? "peak heap RSS relative to glibc (median; lower is smaller)" : \
+			part == 3 ? "p99 latency of all calls, ns (median over repetitions)" : \
+			"mean time inside the allocator per call, ns (timer overhead subtracted; median)"
+		printf "\n%s\n%-16s", title, "scenario"
+		for (i = 1; i <= na; i++) printf " %9s", A[i]
+		printf "\n"
+		nt = split(order, names, " ")
+		for (x = 1; x <= nt; x++) {
+			tr = names[x]; sub(/\.zst$/, "", tr)
+			printf "%-16s", tr
+			g = names[x] SUBSEP "glibc"
+			for (i = 1; i <= na; i++) {
+				k = names[x] SUBSEP A[i]
+				if (k in bad && !(k in ops)) { printf " %9s", bad[k]; continue }
+				if (!(k in ops)) { printf " %9s", "-"; continue }
+				if (part == 1) v = (g in ops) ? median(ops[k]) / median(ops[g]) : 0
+				else if (part == 2) v = (g in mem && median(mem[g]) > 0) ? median(mem[k]) / median(mem[g]) : 0
+				else if (part == 3) v = median(p99[k])
+				else v = median(cost[k])
+				printf part == 3 ? " %9d" : part == 4 ? " %9.1f" : " %9.2f", v
+			}
+			printf "\n"
+		}
+	}
+}'
+echo
+echo "(per-run details: allocreplay's tables below; database: $DB)"
+sed -n '/^trace /,$p' "$T/replay.out" | grep -v '^$' | head -200

@@ -1,0 +1,23 @@
+# bench/replay/: the replayer benchmark (make bench-replay), included from
+# bench/module.mk. (a) what the replay harness itself costs per op, measured
+# under a null allocator (bump.c -> libbump.so, preloaded into the worker
+# for this benchmark only; not in the registry); (b) how well allocreplay's
+# comparison of glibc, jemalloc, tcmalloc and mimalloc predicts running the
+# programs themselves under each. Figures and method: docs/BENCHMARKS.md.
+BENCH_REPLAY_BUMP := $(BUILD)/bench/libbump.so
+# Preloaded into the worker: never sanitized, nothing but the heap API exported.
+BENCH_REPLAY_BUMP_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
+	$(CFLAGS_OUR)) -fvisibility=hidden
+
+$(BENCH_REPLAY_BUMP): bench/replay/bump.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BENCH_REPLAY_BUMP_CFLAGS) -shared -o $@ $<
+
+.PHONY: bench-replay
+bench-replay: $(BENCH_REPLAY_BUMP) $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCREC) $(REC_SHIM) \
+		$(BENCH_REC) $(DEMO_SERVER)
+	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/replay/run.sh
+
+ALL_TARGETS += $(BENCH_REPLAY_BUMP)
+BENCHES += bench-replay
