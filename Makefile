@@ -44,16 +44,22 @@ LDFLAGS_OUR += -fsanitize=$(SAN)
 endif
 
 # ---- dependencies -----------------------------------------------------------
+# Building needs DEB_PACKAGES; `make test` also needs TEST_DEB_PACKAGES (a
+# real browser for the HTML report test, the perl and sqlite3 programs the
+# recorder and allocator tests run). Each set is checked once per change of
+# this Makefile (a stamp file).
 DEB_PACKAGES := build-essential pkg-config libzstd-dev zstd libunwind-dev libdw-dev \
 	libsqlite3-dev sqlite3 libssl-dev libjemalloc-dev libjemalloc2 \
 	libgoogle-perftools-dev libmimalloc-dev clang libclang-rt-14-dev \
 	python3-zstandard hyperfine
+TEST_DEB_PACKAGES := chromium perl xz-utils
 DEPS_STAMP := build/.deps-ok
+TEST_DEPS_STAMP := build/.test-deps-ok
 
-.PHONY: deps
-deps: $(DEPS_STAMP)
-$(DEPS_STAMP): Makefile
-	$(Q)missing=""; for p in $(DEB_PACKAGES); do \
+# install_debs PACKAGES: apt-get install the missing ones when root, else
+# print the exact command and fail.
+define install_debs
+	$(Q)missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -67,6 +73,15 @@ $(DEPS_STAMP): Makefile
 	    echo "install them with:  sudo apt-get install -y$$missing" >&2; exit 1; \
 	  fi; \
 	fi; mkdir -p build && touch $@
+endef
+
+.PHONY: deps test-deps
+deps: $(DEPS_STAMP)
+test-deps: $(TEST_DEPS_STAMP)
+$(DEPS_STAMP): Makefile
+	$(call install_debs,$(DEB_PACKAGES))
+$(TEST_DEPS_STAMP): Makefile
+	$(call install_debs,$(TEST_DEB_PACKAGES))
 
 # ---- generic rules ------------------------------------------------------------
 # Keep intermediate objects: no rebuilds, and no "rm" after make test's summary.
@@ -118,7 +133,7 @@ test-tsan-build: | $(DEPS_STAMP)
 unit-tests: $(UNIT_TESTS)
 tsan-tests: $(TSAN_TESTS)
 
-test: test-build test-san-build test-tsan-build
+test: test-build test-san-build test-tsan-build $(TEST_DEPS_STAMP)
 	$(Q)ALLOCRR_BUILD=$(BUILD) ALLOCRR_SAN_BUILD=build/san-address-undefined \
 	  ALLOCRR_TSAN_BUILD=build/san-thread ALLOCRR_TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
 	  tests/run.sh $(UNIT_TESTS) -- $(E2E_TESTS)
