@@ -16,7 +16,10 @@ static const struct {
 	{"dump", ar_cmd_dump, "dump FILE [--extra] [--stacks]  one line per event in global sequence order"},
 	{"stats", ar_cmd_stats, "stats FILE [--json] [--top N]  sizes, lifetimes, live bytes, threads, realloc, sites"},
 	{"stacks", ar_cmd_stacks, "stacks FILE             the recorded call stacks, symbolised, with use counts"},
-	{"verify", ar_cmd_verify, "verify FILE...          exit 0 valid, 1 truncated but readable, 2 corrupt"},
+	{"verify", ar_cmd_verify_any, "verify FILE...          exit 0 valid, 1 truncated but readable, 2 corrupt"},
+	{"verify", NULL, "verify --manifest MANIFEST...  every listed trace has its hash, counts and verifies"},
+	{"gen", ar_cmd_gen, "gen SCENARIO [--threads N] [--ops N] [--seed S] -o FILE  write a scenario trace; gen --list"},
+	{"corpus", ar_cmd_corpus, "corpus add MANIFEST FILE --program P --version V --command C  add a trace's entry"},
 };
 
 static void usage(FILE *f)

@@ -16,6 +16,9 @@ int ar_cmd_dump(int argc, char **argv);
 int ar_cmd_verify(int argc, char **argv);
 int ar_cmd_stacks(int argc, char **argv);
 int ar_cmd_stats(int argc, char **argv);
+int ar_cmd_gen(int argc, char **argv);        /* cmd_gen.c */
+int ar_cmd_verify_any(int argc, char **argv); /* cmd_corpus.c: verify FILE... or --manifest */
+int ar_cmd_corpus(int argc, char **argv);     /* cmd_corpus.c */
 
 struct ar_sym;
 /* Print the symbolised frames of stack `id`, one per line after `indent`. */
