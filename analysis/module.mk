@@ -10,7 +10,8 @@ $(SYM_LIB): $(SYM_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-ALLOCTRACE_SRCS := $(filter-out analysis/symbolize.c,$(wildcard analysis/*.c))
+# alloctrace: every analysis/*.c but the symboliser and allocreport (report.mk)
+ALLOCTRACE_SRCS := $(filter-out analysis/symbolize.c analysis/allocreport.c analysis/report_%.c,$(wildcard analysis/*.c))
 ALLOCTRACE_OBJS := $(call objs,$(ALLOCTRACE_SRCS))
 ALLOCTRACE := $(BUILD)/bin/alloctrace
 
@@ -22,3 +23,4 @@ $(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(SYM_LIB) $(TRACE_LIB)
 ALL_TARGETS += $(ALLOCTRACE) $(SYM_LIB)
 INSTALL_BINS += $(ALLOCTRACE)
 DEP_FILES += $(ALLOCTRACE_OBJS:.o=.d) $(SYM_OBJS:.o=.d)
+include analysis/report.mk

@@ -1,0 +1,203 @@
+/*
+ * report_stats.c — the small pieces every allocreport module uses: median
+ * and range over repetitions, spread, human number formats, and writers that
+ * escape text for JSON, CSV and HTML. NAN means "not measured" throughout and
+ * is printed as "-" or null, never as 0.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_model.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median (mean of the middle two for even n), min, max of the non-NAN
+ * values in v; v is reordered. */
+ar_rep_stat_t ar_rep_stat(double *v, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			v[k++] = v[i];
+	ar_rep_stat_t s = {NAN, NAN, NAN, (int)k};
+	if (!k)
+		return s;
+	qsort(v, k, sizeof *v, cmp_double);
+	s.med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	s.min = v[0];
+	s.max = v[k - 1];
+	return s;
+}
+
+double ar_rep_spread(const ar_rep_stat_t *s)
+{
+	if (s->n < 2 || !(s->med > 0))
+		return NAN;
+	return (s->max - s->min) / s->med;
+}
+
+int ar_rep_overlap(const ar_rep_stat_t *a, const ar_rep_stat_t *b)
+{
+	return a->min <= b->max && b->min <= a->max;
+}
+
+const char *ar_rep_fmt_num(char *buf, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else if (fabs(v) >= 1e9)
+		snprintf(buf, n, "%.2f G", v / 1e9);
+	else if (fabs(v) >= 1e6)
+		snprintf(buf, n, "%.2f M", v / 1e6);
+	else if (fabs(v) >= 1e4)
+		snprintf(buf, n, "%.1f k", v / 1e3);
+	else if (v == floor(v))
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, fabs(v) >= 100 ? "%.1f" : "%.2f", v);
+	return buf;
+}
+
+const char *ar_rep_fmt_bytes(char *buf, size_t n, double v)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	if (isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	int i = 0;
+	double d = v;
+	while (fabs(d) >= 1024 && i < 4) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, n, i && d != floor(d) ? "%.1f %s" : "%.0f %s", d, unit[i]);
+	return buf;
+}
+
+const char *ar_rep_fmt_ns(char *buf, size_t n, double v)
+{
+	static const char *const unit[] = {"ns", "us", "ms", "s"};
+	if (isnan(v)) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	int i = 0;
+	double d = v;
+	while (fabs(d) >= 1000 && i < 3) {
+		d /= 1000;
+		i++;
+	}
+	/* whole numbers of the unit (axis ticks) without decimals */
+	snprintf(buf, n, i == 0 || d == floor(d) ? "%.0f %s" : i == 3 ? "%.2f %s" : "%.1f %s", d, unit[i]);
+	return buf;
+}
+
+static void oom(void)
+{
+	fprintf(stderr, "allocreport: out of memory\n");
+	exit(2);
+}
+
+char *ar_rep_strf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		oom();
+	return s;
+}
+
+char *ar_rep_strdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		oom();
+	return d;
+}
+
+void *ar_rep_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void ar_rep_put_json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* RFC 4180: quote when needed, double the quotes; NULL is an empty field. */
+void ar_rep_put_csv_str(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void ar_rep_put_html(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	for (const char *p = s; *p; p++) {
+		switch (*p) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*p, f);
+		}
+	}
+}
+
+void ar_rep_put_json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		fprintf(f, "%.0f", v);
+	else
+		fprintf(f, "%.15g", v);
+}

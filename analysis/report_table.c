@@ -1,0 +1,391 @@
+/*
+ * report_table.c — the comparison per trace (x host) in four formats: an
+ * aligned text table, CSV (one row per trace x allocator, raw numbers), JSON
+ * (the whole model, medians with min and max) and Markdown. Every row is an
+ * allocator: runs ok/total, medians over its ok runs with the min-max range,
+ * throughput and peak heap RSS as ratios to glibc's medians, spread of ops/s
+ * ((max-min)/median), latency percentiles, fragmentation, faults, NULL
+ * results; then hardware counters when any was measured (else the reason
+ * they were not), and every failed run with its status and reason.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_model.h"
+
+#define NCOLS AR_REP_NCOLS
+#define CELL AR_REP_CELL
+
+const char *const ar_rep_columns[NCOLS] = {"allocator", "runs", "ops/s", "min-max", "x glibc", "spread",
+					"p50", "p99", "p99.9", "peak heap", "min-max", "x glibc",
+					"frag", "faults", "null ret"};
+
+typedef char row_t[NCOLS][CELL];
+
+const char ar_rep_columns_note[] =
+	"medians over each allocator's ok runs, min-max over them; x glibc = ratio of medians; "
+	"spread = (max-min)/median of ops/s; latency over all calls, timer overhead subtracted; "
+	"peak heap = peak RSS above the worker's baseline; frag = peak heap / peak live bytes; "
+	"faults = minor/major page faults; null ret = allocations that returned NULL";
+
+static void range(char *buf, const ar_rep_stat_t *s, const char *(*fmt)(char *, size_t, double))
+{
+	char a[24], b[24];
+	if (s->n < 2)
+		snprintf(buf, CELL, "-");
+	else if (s->min == s->max)
+		snprintf(buf, CELL, "all equal");
+	else
+		snprintf(buf, CELL, "%s..%s", fmt(a, sizeof a, s->min), fmt(b, sizeof b, s->max));
+}
+
+static void ratio(char *buf, double v)
+{
+	if (isnan(v))
+		snprintf(buf, CELL, "-");
+	else
+		snprintf(buf, CELL, "%.2f", v);
+}
+
+void ar_rep_fill_row(char (*r)[AR_REP_CELL], const ar_rep_alloc_t *a)
+{
+	snprintf(r[0], CELL, "%s", a->name);
+	snprintf(r[1], CELL, "%d/%d", a->runs_ok, a->runs_total);
+	ar_rep_fmt_num(r[2], CELL, a->ops_per_sec.med);
+	range(r[3], &a->ops_per_sec, ar_rep_fmt_num);
+	ratio(r[4], a->speed_vs_glibc);
+	double sp = ar_rep_spread(&a->ops_per_sec);
+	if (isnan(sp))
+		snprintf(r[5], CELL, "-");
+	else
+		snprintf(r[5], CELL, "%.1f%%", 100 * sp);
+	ar_rep_fmt_ns(r[6], CELL, a->p50_ns.med);
+	ar_rep_fmt_ns(r[7], CELL, a->p99_ns.med);
+	ar_rep_fmt_ns(r[8], CELL, a->p999_ns.med);
+	ar_rep_fmt_bytes(r[9], CELL, a->heap_bytes.med);
+	range(r[10], &a->heap_bytes, ar_rep_fmt_bytes);
+	ratio(r[11], a->heap_vs_glibc);
+	ratio(r[12], a->frag.med);
+	char mi[24], ma[24];
+	if (isnan(a->minor_faults.med))
+		snprintf(r[13], CELL, "-");
+	else
+		snprintf(r[13], CELL, "%s/%s", ar_rep_fmt_num(mi, sizeof mi, a->minor_faults.med),
+			 ar_rep_fmt_num(ma, sizeof ma, a->major_faults.med));
+	ar_rep_fmt_num(r[14], CELL, a->failed_allocs.med);
+}
+
+static int any_counter(const ar_rep_trace_t *t)
+{
+	for (size_t i = 0; i < t->nallocs; i++)
+		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
+			if (t->allocs[i].counters[k].value.n)
+				return 1;
+	return 0;
+}
+
+static const char *counter_reason(const ar_rep_trace_t *t)
+{
+	for (size_t i = 0; i < t->nallocs; i++)
+		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
+			if (t->allocs[i].counters[k].reason)
+				return t->allocs[i].counters[k].reason;
+	return NULL;
+}
+
+static void trace_heading(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int md)
+{
+	char live[24];
+	if (md)
+		fprintf(f, "### %s\n\n", t->name);
+	else
+		fprintf(f, "trace %s  sha256 %.12s\n", t->name, t->sha256);
+	fprintf(f, "%s%s%s%s%" PRId64 " events, %" PRId64 " thread(s), %" PRId64 " calls, peak live %s, %s",
+		md ? "sha256 `" : "  ", md ? t->sha256 : "", md ? "`, " : "", "", t->events, t->threads, t->calls,
+		ar_rep_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), t->status);
+	if (rep->nhosts > 1)
+		fprintf(f, ", host %s", t->host ? t->host : "(unknown)");
+	if (t->program)
+		fprintf(f, md ? "; recorded as `%s`" : "\n  program: %s", t->program);
+	fprintf(f, md ? "\n\n" : "\n");
+}
+
+static void print_rows(FILE *f, row_t *rows, size_t n, int md)
+{
+	size_t w[NCOLS] = {0};
+	for (size_t i = 0; i < n; i++)
+		for (int c = 0; c < NCOLS; c++)
+			if (strlen(rows[i][c]) > w[c])
+				w[c] = strlen(rows[i][c]);
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < NCOLS; c++) {
+			if (md)
+				fprintf(f, "| %s ", rows[i][c]);
+			else if (c == 0)
+				fprintf(f, "%-*s", (int)w[c], rows[i][c]);
+			else
+				fprintf(f, "  %*s", (int)w[c], rows[i][c]);
+		}
+		fputs(md ? "|\n" : "\n", f);
+		if (md && i == 0) {
+			for (int c = 0; c < NCOLS; c++)
+				fputs(c ? "|---:" : "|---", f);
+			fputs("|\n", f);
+		}
+	}
+}
+
+static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
+{
+	if (!any_counter(t)) {
+		const char *why = counter_reason(t);
+		if (why)
+			fprintf(f, md ? "\nHardware counters: not measured (%s).\n" : "  counters: not measured (%s)\n",
+				why);
+		return;
+	}
+	fprintf(f, md ? "\nHardware counters (median per run):\n\n" : "  counters (median per run):\n");
+	for (size_t i = 0; i < t->nallocs; i++) {
+		const ar_rep_alloc_t *a = &t->allocs[i];
+		fprintf(f, md ? "- %s:" : "    %-10s", a->name);
+		for (size_t k = 0; k < a->ncounters; k++) {
+			char v[24];
+			fprintf(f, " %s %s", a->counters[k].name, ar_rep_fmt_num(v, sizeof v, a->counters[k].value.med));
+		}
+		fputc('\n', f);
+	}
+}
+
+static void print_failures(FILE *f, const ar_rep_trace_t *t, int md)
+{
+	for (size_t i = 0; i < t->nallocs; i++)
+		for (size_t k = 0; k < t->allocs[i].nfails; k++) {
+			const ar_rep_fail_t *fl = &t->allocs[i].fails[k];
+			fprintf(f, md ? "- failed: %s repetition %d (run %lld): **%s** — %s\n"
+				      : "  failed: %s repetition %d (run %lld): %s: %s\n",
+				t->allocs[i].name, fl->repetition, (long long)fl->run_id, fl->status,
+				fl->reason ? fl->reason : "no reason stored");
+		}
+}
+
+static void print_text(FILE *f, const ar_rep_t *rep, int md)
+{
+	if (md)
+		fprintf(f, "## Allocator comparison (%s)\n\n", rep->path);
+	for (size_t i = 0; i < rep->ntraces; i++) {
+		const ar_rep_trace_t *t = &rep->traces[i];
+		trace_heading(f, rep, t, md);
+		row_t *rows = ar_rep_xcalloc(t->nallocs + 1, sizeof *rows);
+		for (int c = 0; c < NCOLS; c++)
+			snprintf(rows[0][c], CELL, "%s", ar_rep_columns[c]);
+		for (size_t k = 0; k < t->nallocs; k++)
+			ar_rep_fill_row(rows[k + 1], &t->allocs[k]);
+		print_rows(f, rows, t->nallocs + 1, md);
+		free(rows);
+		print_counters(f, t, md);
+		if (md)
+			fputc('\n', f);
+		print_failures(f, t, md);
+		fputc('\n', f);
+	}
+	fprintf(f, md ? "_%s_\n" : "(%s)\n", ar_rep_columns_note);
+}
+
+/* Union of the counter names in the model, for the CSV columns. */
+static size_t counter_names(const ar_rep_t *rep, const char **names, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rep->ntraces; i++)
+		for (size_t j = 0; j < rep->traces[i].nallocs; j++)
+			for (size_t k = 0; k < rep->traces[i].allocs[j].ncounters; k++) {
+				const char *c = rep->traces[i].allocs[j].counters[k].name;
+				size_t m = 0;
+				while (m < n && strcmp(names[m], c))
+					m++;
+				if (m == n && n < max)
+					names[n++] = c;
+			}
+	return n;
+}
+
+static void csv_num(FILE *f, double v)
+{
+	fputc(',', f);
+	if (!isnan(v))
+		ar_rep_put_json_num(f, v);
+}
+
+static void print_csv(FILE *f, const ar_rep_t *rep)
+{
+	const char *cn[32];
+	size_t ncn = counter_names(rep, cn, 32);
+	fputs("trace_sha256,trace_name,host,threads,allocator,allocator_version,runs_ok,runs_total,"
+	      "ops_per_sec,ops_per_sec_min,ops_per_sec_max,ops_per_sec_spread,speed_vs_glibc,"
+	      "p50_ns,p99_ns,p999_ns,max_ns,peak_heap_rss_bytes,peak_heap_rss_bytes_min,"
+	      "peak_heap_rss_bytes_max,heap_rss_vs_glibc,fragmentation,minor_faults,major_faults,"
+	      "failed_allocs",
+	      f);
+	for (size_t k = 0; k < ncn; k++)
+		fprintf(f, ",%s", cn[k]);
+	fputs(",failures\n", f);
+	for (size_t i = 0; i < rep->ntraces; i++) {
+		const ar_rep_trace_t *t = &rep->traces[i];
+		for (size_t j = 0; j < t->nallocs; j++) {
+			const ar_rep_alloc_t *a = &t->allocs[j];
+			fprintf(f, "%s,", t->sha256);
+			ar_rep_put_csv_str(f, t->name);
+			fputc(',', f);
+			ar_rep_put_csv_str(f, t->host);
+			fprintf(f, ",%lld,", (long long)t->threads);
+			ar_rep_put_csv_str(f, a->name);
+			fputc(',', f);
+			ar_rep_put_csv_str(f, a->version);
+			fprintf(f, ",%d,%d", a->runs_ok, a->runs_total);
+			const double v[] = {a->ops_per_sec.med, a->ops_per_sec.min, a->ops_per_sec.max,
+					    ar_rep_spread(&a->ops_per_sec), a->speed_vs_glibc, a->p50_ns.med,
+					    a->p99_ns.med, a->p999_ns.med, a->max_ns.med, a->heap_bytes.med,
+					    a->heap_bytes.min, a->heap_bytes.max, a->heap_vs_glibc, a->frag.med,
+					    a->minor_faults.med, a->major_faults.med, a->failed_allocs.med};
+			for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+				csv_num(f, v[k]);
+			for (size_t k = 0; k < ncn; k++) {
+				double cv = NAN;
+				for (size_t m = 0; m < a->ncounters; m++)
+					if (!strcmp(a->counters[m].name, cn[k]))
+						cv = a->counters[m].value.med;
+				csv_num(f, cv);
+			}
+			fputc(',', f);
+			char *fails = ar_rep_strdup("");
+			for (size_t k = 0; k < a->nfails; k++) {
+				char *n = ar_rep_strf("%s%s%s: %s", fails, k ? " | " : "", a->fails[k].status,
+						      a->fails[k].reason ? a->fails[k].reason : "");
+				free(fails);
+				fails = n;
+			}
+			ar_rep_put_csv_str(f, fails);
+			free(fails);
+			fputc('\n', f);
+		}
+	}
+}
+
+static void json_stat(FILE *f, const char *key, const ar_rep_stat_t *s)
+{
+	fprintf(f, "\"%s\": {\"median\": ", key);
+	ar_rep_put_json_num(f, s->med);
+	fputs(", \"min\": ", f);
+	ar_rep_put_json_num(f, s->min);
+	fputs(", \"max\": ", f);
+	ar_rep_put_json_num(f, s->max);
+	fprintf(f, ", \"n\": %d}", s->n);
+}
+
+static void json_alloc(FILE *f, const ar_rep_alloc_t *a)
+{
+	fputs("        {\"name\": ", f);
+	ar_rep_put_json_str(f, a->name);
+	fputs(", \"version\": ", f);
+	ar_rep_put_json_str(f, a->version);
+	fprintf(f, ", \"runs_ok\": %d, \"runs_total\": %d,\n         ", a->runs_ok, a->runs_total);
+	const struct {
+		const char *k;
+		const ar_rep_stat_t *s;
+	} st[] = {{"ops_per_sec", &a->ops_per_sec}, {"p50_ns", &a->p50_ns}, {"p99_ns", &a->p99_ns},
+		  {"p999_ns", &a->p999_ns}, {"max_ns", &a->max_ns}, {"peak_heap_rss_bytes", &a->heap_bytes},
+		  {"final_heap_rss_bytes", &a->final_heap_bytes}, {"fragmentation", &a->frag},
+		  {"minor_faults", &a->minor_faults}, {"major_faults", &a->major_faults},
+		  {"failed_allocs", &a->failed_allocs}};
+	for (size_t k = 0; k < sizeof st / sizeof *st; k++) {
+		json_stat(f, st[k].k, st[k].s);
+		fputs(",\n         ", f);
+	}
+	fputs("\"ops_per_sec_spread\": ", f);
+	ar_rep_put_json_num(f, ar_rep_spread(&a->ops_per_sec));
+	fputs(", \"speed_vs_glibc\": ", f);
+	ar_rep_put_json_num(f, a->speed_vs_glibc);
+	fputs(", \"heap_rss_vs_glibc\": ", f);
+	ar_rep_put_json_num(f, a->heap_vs_glibc);
+	fputs(",\n         \"counters\": {", f);
+	for (size_t k = 0; k < a->ncounters; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		ar_rep_put_json_str(f, a->counters[k].name);
+		fputs(": {\"median\": ", f);
+		ar_rep_put_json_num(f, a->counters[k].value.med);
+		fputs(", \"reason\": ", f);
+		ar_rep_put_json_str(f, a->counters[k].reason);
+		fputc('}', f);
+	}
+	fputs("},\n         \"failures\": [", f);
+	for (size_t k = 0; k < a->nfails; k++) {
+		fprintf(f, "%s{\"run_id\": %lld, \"repetition\": %d, \"status\": ", k ? ", " : "",
+			(long long)a->fails[k].run_id, a->fails[k].repetition);
+		ar_rep_put_json_str(f, a->fails[k].status);
+		fputs(", \"reason\": ", f);
+		ar_rep_put_json_str(f, a->fails[k].reason);
+		fputc('}', f);
+	}
+	fputs("]}", f);
+}
+
+static void print_json(FILE *f, const ar_rep_t *rep)
+{
+	fputs("{\"database\": ", f);
+	ar_rep_put_json_str(f, rep->path);
+	fputs(",\n \"traces\": [\n", f);
+	for (size_t i = 0; i < rep->ntraces; i++) {
+		const ar_rep_trace_t *t = &rep->traces[i];
+		fputs("  {\"sha256\": ", f);
+		ar_rep_put_json_str(f, t->sha256);
+		fputs(", \"name\": ", f);
+		ar_rep_put_json_str(f, t->name);
+		fputs(", \"program\": ", f);
+		ar_rep_put_json_str(f, t->program);
+		fputs(", \"host\": ", f);
+		ar_rep_put_json_str(f, t->host);
+		fputs(", \"status\": ", f);
+		ar_rep_put_json_str(f, t->status);
+		fprintf(f, ",\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
+			   "\n   \"allocators\": [\n",
+			(long long)t->events, (long long)t->threads, (long long)t->calls, (long long)t->peak_live_bytes);
+		for (size_t j = 0; j < t->nallocs; j++) {
+			json_alloc(f, &t->allocs[j]);
+			fputs(j + 1 < t->nallocs ? ",\n" : "\n", f);
+		}
+		fprintf(f, "   ]}%s\n", i + 1 < rep->ntraces ? "," : "");
+	}
+	fputs(" ],\n \"scaling\": [", f);
+	for (size_t i = 0; i < rep->nseries; i++) {
+		const ar_rep_series_t *s = &rep->series[i];
+		fprintf(f, "%s\n  {\"scenario\": ", i ? "," : "");
+		ar_rep_put_json_str(f, s->scenario);
+		fputs(", \"host\": ", f);
+		ar_rep_put_json_str(f, s->host);
+		fputs(", \"points\": [", f);
+		for (size_t p = 0; p < s->npoints; p++) {
+			fprintf(f, "%s{\"threads\": %lld, \"trace_sha256\": \"%s\", \"ops_per_sec\": {", p ? ", " : "",
+				(long long)s->points[p]->threads, s->points[p]->sha256);
+			for (size_t j = 0; j < s->points[p]->nallocs; j++) {
+				const ar_rep_alloc_t *a = &s->points[p]->allocs[j];
+				fprintf(f, "%s\"%s\": ", j ? ", " : "", a->name);
+				ar_rep_put_json_num(f, a->ops_per_sec.med);
+			}
+			fputs("}}", f);
+		}
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+}
+
+void ar_rep_print(FILE *f, const ar_rep_t *rep, enum ar_rep_format fmt)
+{
+	switch (fmt) {
+	case AR_REP_TABLE: print_text(f, rep, 0); break;
+	case AR_REP_MARKDOWN: print_text(f, rep, 1); break;
+	case AR_REP_CSV: print_csv(f, rep); break;
+	case AR_REP_JSON: print_json(f, rep); break;
+	}
+}
