@@ -102,32 +102,12 @@ void ar_core_free(void *p)
 
 size_t ar_core_usable_size(const void *p)
 {
-	ar_chunk_t *c = ar_chunk_of(p);
-	if (c->kind == AR_CHUNK_POOL)
-		return ar_pool_usable((const ar_pool_chunk_t *)c, p);
-	if (c->kind == AR_CHUNK_LARGE)
-		return ar_large_usable(c);
-	ar_fatal("malloc_usable_size(): invalid pointer");
+	return ar_pool_heap_usable_size(p);
 }
 
 void *ar_core_realloc(void *p, size_t size)
 {
-	ar_chunk_t *c = ar_chunk_of(p);
-	if (c->kind == AR_CHUNK_POOL) {
-		if (ar_pool_realloc_in_place(ar_pool_usable((ar_pool_chunk_t *)c, p), size))
-			return p;
-		return ar_realloc_by_copy(p, size);
-	}
-	if (c->kind != AR_CHUNK_LARGE)
-		ar_fatal("realloc(): invalid pointer");
-	/* Stay a large block (resized in place or moved by mremap) unless it
-	 * shrinks below half and fits a class. */
-	if (size > ar_pool_max_size || size > ar_large_usable(c) / 2) {
-		void *q = ar_large_realloc(c, p, size);
-		if (q)
-			return q;
-	}
-	return ar_realloc_by_copy(p, size);
+	return ar_pool_heap_realloc(p, size);
 }
 
 void ar_core_stats(ar_alloc_stats_t *out)

@@ -86,6 +86,12 @@ static inline int ar_pool_realloc_in_place(size_t usable, size_t size)
 	return size <= usable && (size > usable / 2 || usable <= 32);
 }
 
+/* malloc_usable_size and realloc of a block that is a pool block or a
+ * large block (allocators/common/large.h): what pool and tlscache share.
+ * Anything else is an invalid pointer (ar_fatal). */
+size_t ar_pool_heap_usable_size(const void *p);
+void *ar_pool_heap_realloc(void *p, size_t size);
+
 /* Per class: bins[i].block_bytes, blocks_in_use (= blocks out of the heap),
  * blocks_free, chunks, allocs_total; plus chunks_in_use. Sets nbins. */
 void ar_pool_heap_stats(ar_alloc_stats_t *out);
