@@ -206,9 +206,38 @@ static int load_runs(ar_rep_t *rep, ar_rep_trace_t *t)
 	return 0;
 }
 
+/* Does table have column? (Databases before schema 3 lack counters.source
+ * and runs.access_pass_ns; the report reads every version it can.) */
+static int has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		found = sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Counters per allocator, medians over its ok runs. Simulated counters
+ * (counters.source = 'sim', allocreplay --counters sim) are named "sim."
+ * + name, so a figure always says where it came from; the access pass's
+ * time (runs.access_pass_ns) is listed with them. */
 static int load_counters(ar_rep_t *rep, ar_rep_trace_t *t)
 {
-	sqlite3_stmt *st = prepare(rep->db, rep->path,
+	int v3 = has_column(rep->db, "counters", "source") && has_column(rep->db, "runs", "access_pass_ns");
+	sqlite3_stmt *st = prepare(rep->db, rep->path, v3 ?
+		"SELECT allocator, name, value, reason FROM ("
+		" SELECT r.allocator, r.run_id, CASE WHEN c.source = 'sim' THEN 'sim.' || c.name ELSE c.name END"
+		"  AS name, c.value, c.reason FROM counters c JOIN runs r ON r.run_id = c.run_id"
+		"  WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok'"
+		" UNION ALL SELECT r.allocator, r.run_id, 'access_pass_ns', r.access_pass_ns, NULL FROM runs r"
+		"  WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok' AND r.access_pass_ns IS NOT NULL)"
+		" ORDER BY allocator, name, run_id" :
 		"SELECT r.allocator, c.name, c.value, c.reason FROM counters c JOIN runs r ON r.run_id = c.run_id"
 		" WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok'"
 		" ORDER BY r.allocator, c.name, r.run_id");

@@ -138,6 +138,18 @@ static void print_rows(FILE *f, row_t *rows, size_t n, int md)
 	}
 }
 
+/* The reason of the first counter that was never measured, or NULL. */
+static const char *unmeasured_reason(const ar_rep_trace_t *t)
+{
+	for (size_t i = 0; i < t->nallocs; i++)
+		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
+			if (!t->allocs[i].counters[k].value.n && t->allocs[i].counters[k].reason)
+				return t->allocs[i].counters[k].reason;
+	return NULL;
+}
+
+/* Measured counters per allocator (hardware ones by name, simulated ones as
+ * sim.NAME, access_pass_ns), then why the unmeasured ones are missing. */
 static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
 {
 	if (!any_counter(t)) {
@@ -147,16 +159,23 @@ static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
 				why);
 		return;
 	}
-	fprintf(f, md ? "\nHardware counters (median per run):\n\n" : "  counters (median per run):\n");
+	fprintf(f, md ? "\nCounters (median per run; sim. = valgrind simulation):\n\n"
+		      : "  counters (median per run; sim. = valgrind simulation):\n");
 	for (size_t i = 0; i < t->nallocs; i++) {
 		const ar_rep_alloc_t *a = &t->allocs[i];
 		fprintf(f, md ? "- %s:" : "    %-10s", a->name);
 		for (size_t k = 0; k < a->ncounters; k++) {
 			char v[24];
+			if (!a->counters[k].value.n)
+				continue;
 			fprintf(f, " %s %s", a->counters[k].name, ar_rep_fmt_num(v, sizeof v, a->counters[k].value.med));
 		}
 		fputc('\n', f);
 	}
+	const char *why = unmeasured_reason(t);
+	if (why)
+		fprintf(f, md ? "\nHardware counters: not measured (%s).\n" : "  counters: not measured (%s)\n",
+			why);
 }
 
 static void print_failures(FILE *f, const ar_rep_trace_t *t, int md)

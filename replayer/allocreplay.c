@@ -5,12 +5,17 @@
  *
  *   allocreplay TRACE... [--all | -a NAME[,NAME...]] [--db FILE] [--repeat N]
  *               [--timeout S] [--touch none|first|pages|all] [--json]
+ *               [--counters perf|sim|none] [--access-pass]
  *   allocreplay --list
  *
  * Each trace is compiled once (wl_cache.c: keyed by its SHA-256), then the
  * runs go one at a time — never two workers at once, they would measure
  * each other — repetition-major (all allocators once, then again), so a slow
  * drift of the machine spreads over every allocator instead of biasing one.
+ *
+ * --counters sim runs every worker under valgrind's callgrind (found on
+ * PATH, or ALLOCRR_VALGRIND) with profiles in a private temporary
+ * directory, removed at the end (sim_callgrind.h, docs/RESULTS.md).
  *
  * Exit status: 0 when every requested run succeeded; 1 usage error; 2
  * runtime error or any failed run (each is named on stderr, and stored).
@@ -33,6 +38,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: allocreplay TRACE... [--all | -a NAME[,NAME...]] [--db FILE] [--repeat N]\n"
 		"                   [--timeout S] [--touch none|first|pages|all] [--json]\n"
+		"                   [--counters perf|sim|none] [--access-pass]\n"
 		"       allocreplay --list\n"
 		"Replays each trace under each allocator (default: every installed one), N times\n"
 		"(default 3), one worker process at a time; stores the runs in FILE (default\n"
@@ -41,6 +47,12 @@ static void usage(FILE *f)
 		"  --touch      write to new blocks: none, first byte, one byte per page (default),\n"
 		"               or all bytes; outside the timed window\n"
 		"  --json       print the runs as JSON instead of tables\n"
+		"  --counters   cache statistics: perf = hardware counters over the replay window\n"
+		"               (default; NULL with the kernel's reason where refused), sim =\n"
+		"               valgrind callgrind cache simulation, deterministic, 30-90x\n"
+		"               slower (timeout scaled), none\n"
+		"  --access-pass  at the live-bytes peak, read and write every live block once,\n"
+		"               timed apart (access_pass_ns; single-thread traces)\n"
 		"  --list       list the allocators the registry knows\n");
 }
 
@@ -79,6 +91,31 @@ static int find_worker(char *out, size_t cap)
 	return access(out, X_OK);
 }
 
+/* valgrind for --counters sim: ALLOCRR_VALGRIND, else the first on PATH.
+ * 0, or -1 when there is none. */
+static int find_valgrind(char *out, size_t cap)
+{
+	const char *env = getenv("ALLOCRR_VALGRIND");
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return access(out, X_OK);
+	}
+	const char *path = getenv("PATH");
+	char *copy = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
+	if (!copy)
+		return -1;
+	int rc = -1;
+	for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(out, cap, "%s/valgrind", d);
+		if (access(out, X_OK) == 0) {
+			rc = 0;
+			break;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
 static int parse_uint(const char *s, unsigned *out)
 {
 	char *end;
@@ -114,7 +151,8 @@ static int trace_info(ar_trace_info_t *t, const char *path, char *err, size_t ca
 
 int main(int argc, char **argv)
 {
-	const char *db_path = "allocrr.db", *touch = "pages", *names = NULL;
+	const char *db_path = "allocrr.db", *touch = "pages", *names = NULL, *counters = "perf";
+	int access_pass = 0;
 	unsigned repeat = 3, timeout = 300;
 	int all = 0, json = 0, list = 0;
 	const char *traces[256];
@@ -137,6 +175,10 @@ int main(int argc, char **argv)
 			db_path = argv[++i];
 		} else if (!strcmp(a, "--touch") && has_next) {
 			touch = argv[++i];
+		} else if (!strcmp(a, "--counters") && has_next) {
+			counters = argv[++i];
+		} else if (!strcmp(a, "--access-pass")) {
+			access_pass = 1;
 		} else if (!strcmp(a, "--repeat") && has_next) {
 			if (parse_uint(argv[++i], &repeat) || repeat == 0) {
 				fprintf(stderr, "allocreplay: --repeat needs a positive number\n");
@@ -164,6 +206,10 @@ int main(int argc, char **argv)
 	if (strcmp(touch, "none") && strcmp(touch, "first") && strcmp(touch, "pages") &&
 	    strcmp(touch, "all")) {
 		fprintf(stderr, "allocreplay: --touch must be none, first, pages or all\n");
+		return 1;
+	}
+	if (strcmp(counters, "perf") && strcmp(counters, "sim") && strcmp(counters, "none")) {
+		fprintf(stderr, "allocreplay: --counters must be perf, sim or none\n");
 		return 1;
 	}
 	if (all && names) {
@@ -209,7 +255,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	ar_run_opts_t opts = { .touch = touch, .timeout_s = timeout };
+	ar_run_opts_t opts = { .touch = touch, .timeout_s = timeout, .counters = counters,
+			       .access_pass = access_pass };
+	if (!strcmp(counters, "sim")) {
+		if (find_valgrind(opts.valgrind, sizeof opts.valgrind) != 0) {
+			fprintf(stderr, "allocreplay: --counters sim needs valgrind: apt-get install "
+					"valgrind, or set ALLOCRR_VALGRIND\n");
+			return 2;
+		}
+		const char *tmp = getenv("TMPDIR");
+		snprintf(opts.sim_dir, sizeof opts.sim_dir, "%s/allocreplay-sim.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(opts.sim_dir)) {
+			fprintf(stderr, "allocreplay: cannot create a directory for callgrind profiles "
+					"(%s): %s (set TMPDIR)\n", opts.sim_dir, strerror(errno));
+			return 2;
+		}
+	}
 	if (find_worker(opts.worker, sizeof opts.worker) != 0) {
 		fprintf(stderr, "allocreplay: cannot execute the worker %s: %s (build it with make, or "
 				"set ALLOCRR_WORKER)\n", opts.worker, strerror(errno));
@@ -224,7 +286,8 @@ int main(int argc, char **argv)
 	ar_machine_t machine;
 	ar_machine_probe(&machine);
 	char options[256];
-	snprintf(options, sizeof options, "touch=%s repeat=%u timeout_s=%u", touch, repeat, timeout);
+	snprintf(options, sizeof options, "touch=%s repeat=%u timeout_s=%u counters=%s access_pass=%s",
+		 touch, repeat, timeout, counters, access_pass ? "on" : "off");
 	int progress = isatty(2);
 	size_t failed = 0, total = 0;
 	int runtime_error = 0;
@@ -273,6 +336,10 @@ int main(int argc, char **argv)
 		if (strcmp(t.status, "complete"))
 			fprintf(stderr, "allocreplay: warning: trace %s is %s; replaying its valid prefix "
 					"(%llu events)\n", path, t.status, (unsigned long long)wl.hdr->events);
+		if (access_pass && wl.hdr->nthreads != 1)
+			fprintf(stderr, "allocreplay: warning: --access-pass skipped for %s: it has %u "
+					"threads, and the pass supports single-thread traces only (another "
+					"thread could free a block under the walk)\n", path, wl.hdr->nthreads);
 		size_t nruns = (size_t)repeat * (size_t)nallocs, k = 0;
 		ar_run_t **runs = calloc(nruns, sizeof *runs);
 		for (unsigned rep = 1; rep <= repeat; rep++)
@@ -303,6 +370,10 @@ int main(int argc, char **argv)
 			first_json = 0;
 		} else {
 			ar_table_print(stdout, &t, runs, nruns);
+			if (!strcmp(counters, "sim"))
+				printf("(--counters sim: the workers ran under valgrind, untimed: the speed, "
+				       "latency and RSS above are valgrind's, not stored as the allocator's; the "
+				       "simulated counters are in %s: allocreport --db %s)\n", db_path, db_path);
 		}
 		for (size_t i = 0; i < nruns; i++) {
 			ar_run_free(runs[i]);
@@ -314,6 +385,8 @@ int main(int argc, char **argv)
 	if (json)
 		printf("]\n");
 	ar_db_close(db);
+	if (opts.sim_dir[0])
+		rmdir(opts.sim_dir); /* each profile was removed after it was read */
 	if (failed)
 		fprintf(stderr, "allocreplay: %zu of %zu runs failed (see above; stored in %s with their "
 				"reasons)\n", failed, total, db_path);

@@ -236,7 +236,8 @@ static const char *const run_cols[] = {
 	"fragmentation", "minor_faults", "major_faults", "voluntary_ctx_switches",
 	"involuntary_ctx_switches", "failed_allocs", "leaked_blocks", "dep_waits", "dep_blocked",
 	"op_checksum", "allocs_expected", "frees_expected", "allocator_allocs_delta",
-	"allocator_frees_delta", "worker_stderr", "sync_waits",
+	"allocator_frees_delta", "worker_stderr", "sync_waits", "counters_source", "access_pass_ns",
+	"access_pass_blocks", "access_pass_bytes", "access_pass_lines",
 };
 #define NRUNCOLS ((int)(sizeof run_cols / sizeof run_cols[0]))
 
@@ -290,14 +291,23 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 		"peak_rss_bytes", "maxrss_bytes", "minor_faults", "major_faults",
 		"voluntary_ctx_switches", "involuntary_ctx_switches", "failed_allocs", "leaked_blocks",
 		"dep_waits", "dep_blocked", "allocs_expected", "frees_expected",
-		"allocator_allocs_delta", "allocator_frees_delta", "sync_waits",
+		"allocator_allocs_delta", "allocator_frees_delta", "sync_waits", "access_pass_ns",
+		"access_pass_blocks", "access_pass_bytes", "access_pass_lines",
 	};
 	for (size_t i = 0; i < sizeof direct / sizeof *direct; i++)
 		b_scalar(st, col(direct[i]), r, direct[i]);
 	b_scalar(st, col("ops"), r, "calls");
+	/* where the run's counters came from: what --counters asked for */
+	if (r->counters_mode[0])
+		b_text(st, col("counters_source"), r->counters_mode);
 	uint64_t calls, wall, base, peak, fin, tsc, csum, oh;
 	double tpn = ar_run_ticks_per_ns(r);
-	if (ar_run_scalar(r, "calls", &calls) && ar_run_scalar(r, "wall_ns", &wall) && wall)
+	/* Under --counters sim the worker ran inside valgrind: its speed and
+	 * the RSS above baseline are valgrind's, not the allocator's, so the
+	 * derived columns stay NULL (wall_ns and peak_rss_bytes keep what was
+	 * measured; docs/RESULTS.md). */
+	int sim = !strcmp(r->counters_mode, "sim");
+	if (!sim && ar_run_scalar(r, "calls", &calls) && ar_run_scalar(r, "wall_ns", &wall) && wall)
 		sqlite3_bind_double(st, col("ops_per_sec"), (double)calls * 1e9 / (double)wall);
 	if (ar_run_scalar(r, "timer_tsc", &tsc))
 		b_text(st, col("timer"), tsc ? "rdtsc" : "clock_gettime");
@@ -309,7 +319,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 			sqlite3_bind_double(st, col("timer_overhead_median_ns"), (double)oh / tpn);
 	}
 	b_u64(st, col("peak_live_bytes"), t->wl->peak_live_bytes);
-	if (ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
+	if (!sim && ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
 		uint64_t heap = peak > base ? peak - base : 0;
 		b_u64(st, col("peak_heap_rss_bytes"), heap);
 		if (t->wl->peak_live_bytes)
@@ -395,7 +405,7 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	if (prep(db, "INSERT INTO counters VALUES (?1,?2,?3,?4)", &st, err, cap))
+	if (prep(db, "INSERT INTO counters (run_id, name, value, reason, source) VALUES (?1,?2,?3,?4,?5)", &st, err, cap))
 		return -1;
 	for (size_t i = 0; i < r->ncounters; i++) {
 		const ar_kv_t *c = &r->counters[i];
@@ -406,6 +416,7 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 		else
 			sqlite3_bind_null(st, 3);
 		b_text(st, 4, c->reason);
+		b_text(st, 5, c->source[0] ? c->source : "perf");
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto fail;
 		sqlite3_reset(st);

@@ -145,6 +145,38 @@ static const char *const migrations[] = {
 	/* 1 -> 2: SYNC ops hold a thread back where the trace shows it waited
 	 * for other threads (replayer/workload.h); how often one had to wait. */
 	"ALTER TABLE runs ADD COLUMN sync_waits INTEGER;\n",
+	/* 2 -> 3: cache statistics from two sources (allocreplay --counters
+	 * perf|sim) and the locality pass (--access-pass). Every counter row
+	 * says where it came from; rows written before were all perf.
+	 * run_summary keeps its columns and their order and gains
+	 * instructions, llc_misses (perf: LLC read misses; sim: simulated LL
+	 * misses, reads and writes), counters_source and access_pass_ns at the
+	 * end; allocator_comparison reads run_summary by name and is unchanged. */
+	"ALTER TABLE counters ADD COLUMN source TEXT CHECK (source IN ('perf','sim'));\n"
+	"UPDATE counters SET source = 'perf';\n"
+	"ALTER TABLE runs ADD COLUMN counters_source TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN access_pass_ns INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN access_pass_blocks INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN access_pass_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN access_pass_lines INTEGER;\n"
+	"DROP VIEW run_summary;\n"
+	"CREATE VIEW run_summary AS\n"
+	"SELECT r.run_id, r.trace_sha256, t.name AS trace_name, r.allocator, r.repetition,\n"
+	"       r.status, r.threads, r.ops, r.wall_ns, r.ops_per_sec,\n"
+	"       l.p50_ns, l.p99_ns, l.p999_ns, l.max_ns,\n"
+	"       r.peak_rss_bytes, r.peak_heap_rss_bytes, r.peak_live_bytes, r.fragmentation,\n"
+	"       r.minor_faults, r.major_faults, r.failed_allocs, r.library_path,\n"
+	"       r.host, r.started_at, r.reason,\n"
+	"       (SELECT c.value FROM counters c WHERE c.run_id = r.run_id\n"
+	"          AND c.name = 'instructions') AS instructions,\n"
+	"       (SELECT c.value FROM counters c WHERE c.run_id = r.run_id\n"
+	"          AND ((c.source = 'perf' AND c.name = 'llc_load_misses')\n"
+	"            OR (c.source = 'sim' AND c.name = 'll_misses'))) AS llc_misses,\n"
+	"       coalesce((SELECT min(c.source) FROM counters c WHERE c.run_id = r.run_id),\n"
+	"                r.counters_source) AS counters_source,\n"
+	"       r.access_pass_ns\n"
+	"FROM runs r JOIN traces t ON t.sha256 = r.trace_sha256\n"
+	"LEFT JOIN latency l ON l.run_id = r.run_id AND l.op = 'all';\n",
 };
 
 int ar_db_schema_version(void)

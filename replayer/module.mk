@@ -15,6 +15,7 @@ REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 # from rewriting or eliding the heap calls it replays.
 REPLAY_WORKER := $(BUILD)/bin/allocreplay-worker
 REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
+	replayer/worker_access.c \
 	replayer/report.c replayer/clock.c replayer/hist.c replayer/wl_file.c
 REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
 REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
@@ -37,7 +38,7 @@ $(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc
 # ---- allocreplay ------------------------------------------------------------------
 ALLOCREPLAY := $(BUILD)/bin/allocreplay
 ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c replayer/db_schema.c \
-	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c
+	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c
 ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
 $(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators
 

@@ -28,6 +28,7 @@ typedef struct ar_kv {
 	uint64_t value;
 	int has_value;    /* counters: 0 = not available (NULL) */
 	char reason[200]; /* counters: why not, or how it was counted */
+	char source[8];   /* counters: "perf" or "sim" (counters.source) */
 } ar_kv_t;
 
 typedef struct ar_lat {
@@ -52,6 +53,7 @@ typedef struct ar_run {
 	char allocator[32];
 	int repetition; /* 1-based */
 	char touch[8];
+	char counters_mode[8]; /* --counters: perf, sim or none */
 	/* outcome */
 	char status[24];
 	char reason[1024];
@@ -84,6 +86,10 @@ typedef struct ar_run_opts {
 	char worker[4096];
 	const char *touch;
 	unsigned timeout_s;
+	const char *counters; /* "perf", "sim" or "none" (--counters) */
+	int access_pass;      /* --access-pass */
+	char valgrind[4096];  /* sim: the valgrind command to run the worker under */
+	char sim_dir[4096];   /* sim: where callgrind profiles are written (then removed) */
 } ar_run_opts_t;
 
 /*

@@ -4,7 +4,12 @@
  * allocator's library (removed entirely for glibc, and never inherited from
  * our own environment), the report read from a pipe on fd 3, the worker's
  * stderr kept (its tail goes into the reason of a failed run), a deadline
- * after which the worker is SIGKILLed, and the exit status classified:
+ * after which the worker is SIGKILLed, and the exit status classified.
+ * With --counters sim the worker runs under valgrind's callgrind
+ * (sim_callgrind.h): LD_PRELOAD passes through valgrind to the worker
+ * (callgrind replaces no malloc, so the worker's allocator proof holds), the
+ * timeout is scaled by AR_SIM_TIMEOUT_FACTOR, and the profile is read into
+ * counters with source "sim" and removed. Status:
  *
  *   ok               complete report, allocator proven, no error line
  *   wrong_allocator  the worker found another library serving malloc
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "sim_callgrind.h"
 
 extern char **environ;
 
@@ -108,7 +114,15 @@ static long cgroup_oom_kills(void)
 	return n;
 }
 
+static int push_kv_src(ar_kv_t **arr, size_t *n, const char *name, uint64_t v, int has,
+		      const char *why, const char *source);
 static int push_kv(ar_kv_t **arr, size_t *n, const char *name, uint64_t v, int has, const char *why)
+{
+	return push_kv_src(arr, n, name, v, has, why, "perf");
+}
+
+static int push_kv_src(ar_kv_t **arr, size_t *n, const char *name, uint64_t v, int has,
+		      const char *why, const char *source)
 {
 	ar_kv_t *a = realloc(*arr, (*n + 1) * sizeof *a);
 	if (!a)
@@ -120,6 +134,7 @@ static int push_kv(ar_kv_t **arr, size_t *n, const char *name, uint64_t v, int h
 	kv->value = v;
 	kv->has_value = has;
 	snprintf(kv->reason, sizeof kv->reason, "%s", why ? why : "");
+	snprintf(kv->source, sizeof kv->source, "%s", source);
 	return 0;
 }
 
@@ -233,6 +248,52 @@ static void derive_latency(ar_run_t *r)
 	}
 }
 
+/* Counters of a run under callgrind (source "sim"), from its profile,
+ * which is removed afterwards. A run that is not ok gets none; an ok run
+ * whose profile cannot be read becomes an error (the user asked for them). */
+static void sim_counters(ar_run_t *r, const ar_allocator_t *a, const char *worker,
+			 const char *profile)
+{
+	if (strcmp(r->status, AR_ST_OK) != 0) {
+		unlink(profile);
+		return;
+	}
+	ar_sim_result_t s;
+	char err[512];
+	int glibc = !strcmp(a->name, "glibc");
+	const char *obj = r->served[0] ? r->served : a->library;
+	if (ar_sim_read(profile, obj, worker, glibc, &s, err, sizeof err) != 0) {
+		set_status(r, AR_ST_ERROR, err);
+		unlink(profile);
+		return;
+	}
+	unlink(profile);
+	const char *how = glibc ? "callgrind, replay window; allocator = calls into libc's malloc family"
+				: "callgrind, replay window; allocator = calls into its library";
+	const struct {
+		const char *name;
+		uint64_t v;
+	} c[] = {
+		{ "instructions", s.total.ir },
+		{ "d1_misses", s.total.d1 },
+		{ "ll_misses", s.total.ll },
+		{ "instructions_allocator", s.allocator.ir },
+		{ "d1_misses_allocator", s.allocator.d1 },
+		{ "ll_misses_allocator", s.allocator.ll },
+		{ "instructions_other", s.total.ir - s.allocator.ir },
+		{ "d1_misses_other", s.total.d1 - s.allocator.d1 },
+		{ "ll_misses_other", s.total.ll - s.allocator.ll },
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+		push_kv_src(&r->counters, &r->ncounters, c[i].name, c[i].v, 1, how, "sim");
+	if (s.has_access) {
+		const char *w = "callgrind: self cost of ar_access_walk (part of *_other)";
+		push_kv_src(&r->counters, &r->ncounters, "access_pass_instructions", s.access.ir, 1, w, "sim");
+		push_kv_src(&r->counters, &r->ncounters, "access_pass_d1_misses", s.access.d1, 1, w, "sim");
+		push_kv_src(&r->counters, &r->ncounters, "access_pass_ll_misses", s.access.ll, 1, w, "sim");
+	}
+}
+
 /* Environment for the worker: ours minus LD_PRELOAD, plus the allocator's. */
 static char **worker_env(const ar_allocator_t *a, char *preload_var, size_t cap)
 {
@@ -260,6 +321,7 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	memset(r, 0, sizeof *r);
 	snprintf(r->allocator, sizeof r->allocator, "%s", a->name);
 	snprintf(r->touch, sizeof r->touch, "%s", o->touch);
+	snprintf(r->counters_mode, sizeof r->counters_mode, "%s", o->counters ? o->counters : "perf");
 	r->repetition = repetition;
 	r->started_unix_ns = now_unix_ns();
 	set_status(r, AR_ST_ERROR, "");
@@ -280,12 +342,34 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 		return;
 	}
 	char dep_ms[32];
+	int sim = o->counters && !strcmp(o->counters, "sim");
+	unsigned timeout_s = o->timeout_s;
+	if (sim && timeout_s) /* valgrind is slow: docs/RESULTS.md gives the measured factor */
+		timeout_s = timeout_s > UINT32_MAX / AR_SIM_TIMEOUT_FACTOR / 500u
+				    ? UINT32_MAX / 500u
+				    : timeout_s * AR_SIM_TIMEOUT_FACTOR;
 	/* A dependency wait longer than half the run's budget is a bug report,
 	 * not a timeout. */
-	snprintf(dep_ms, sizeof dep_ms, "%u", o->timeout_s ? o->timeout_s * 500u : 30000u);
-	char *argv[] = { (char *)o->worker, "--workload", (char *)workload, "--allocator",
-			 (char *)a->name, "--library", (char *)a->library, "--touch", (char *)o->touch,
-			 "--fd", "3", "--dep-timeout-ms", dep_ms, NULL };
+	snprintf(dep_ms, sizeof dep_ms, "%u", timeout_s ? timeout_s * 500u : 30000u);
+	static unsigned seq;
+	char profile[4200], out_arg[4300];
+	snprintf(profile, sizeof profile, "%s/callgrind.%d.%u.out", o->sim_dir, (int)getpid(), seq++);
+	snprintf(out_arg, sizeof out_arg, "--callgrind-out-file=%s", profile);
+	char *wargv[] = { (char *)o->worker, "--workload", (char *)workload, "--allocator",
+			  (char *)a->name, "--library", (char *)a->library, "--touch", (char *)o->touch,
+			  "--fd", "3", "--dep-timeout-ms", dep_ms, "--counters",
+			  (char *)(o->counters ? o->counters : "perf"), "--access-pass",
+			  o->access_pass ? "on" : "off", NULL };
+	char *vargv[] = { AR_SIM_VALGRIND_ARGS(o->valgrind, out_arg) };
+	enum { NW = sizeof wargv / sizeof *wargv, NV = sizeof vargv / sizeof *vargv };
+	char *argv[NV + NW];
+	size_t na = 0;
+	if (sim)
+		for (size_t i = 0; i < NV; i++)
+			argv[na++] = vargv[i];
+	for (size_t i = 0; i < NW; i++)
+		argv[na++] = wargv[i];
+	const char *exe = sim ? o->valgrind : o->worker;
 	long oom_before = cgroup_oom_kills();
 	fflush(NULL);
 	pid_t pid = fork();
@@ -298,8 +382,8 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 			dup2(devnull, 0);
 			dup2(devnull, 1);
 		}
-		execve(o->worker, argv, env);
-		dprintf(2, "cannot execute %s: %s", o->worker, strerror(errno));
+		execve(exe, argv, env);
+		dprintf(2, "cannot execute %s: %s", exe, strerror(errno));
 		_exit(127);
 	}
 	free(env);
@@ -313,7 +397,7 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	}
 	size_t cap = 1 << 16, len = 0, elen = 0;
 	char *buf = malloc(cap);
-	uint64_t deadline = o->timeout_s ? mono_ms() + (uint64_t)o->timeout_s * 1000ull : 0;
+	uint64_t deadline = timeout_s ? mono_ms() + (uint64_t)timeout_s * 1000ull : 0;
 	int timed_out = 0, open_fds = 2;
 	struct pollfd pf[2] = { { rep[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
 	while (open_fds > 0) {
@@ -381,8 +465,9 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 			*s = ' ';
 	char why[1024];
 	if (timed_out) {
-		snprintf(why, sizeof why, "no result within --timeout %u s: worker killed with SIGKILL",
-			 o->timeout_s);
+		snprintf(why, sizeof why, "no result within %u s (--timeout %u%s): worker killed with "
+			 "SIGKILL", timeout_s, o->timeout_s,
+			 sim ? ", scaled for valgrind" : "");
 		set_status(r, AR_ST_TIMEOUT, why);
 	} else if (WIFSIGNALED(ws)) {
 		int sig = WTERMSIG(ws);
@@ -408,5 +493,7 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	} else if (!strcmp(r->status, AR_ST_ERROR) && !r->reason[0]) {
 		set_status(r, AR_ST_OK, ""); /* complete, no E line */
 	}
+	if (sim)
+		sim_counters(r, a, o->worker, profile);
 	derive_latency(r);
 }

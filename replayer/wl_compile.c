@@ -331,8 +331,14 @@ static int acquire(comp_t *c, uint64_t addr, uint32_t s, uint64_t request)
 	c->live_bytes += request;
 	c->live_blocks++;
 	c->hdr->trace_allocs++;
-	if (c->live_bytes > c->hdr->peak_live_bytes)
+	if (c->live_bytes > c->hdr->peak_live_bytes) {
+		/* A new peak, reached by the op that link_op recorded last on s
+		 * (also for a realloc acquired late, at its seq2): --access-pass
+		 * walks the live blocks right after it (workload.h). */
 		c->hdr->peak_live_bytes = c->live_bytes;
+		c->hdr->peak_thread = sl->last_thread;
+		c->hdr->peak_op = sl->last_op + 1;
+	}
 	if (c->live_blocks > c->hdr->peak_live_blocks)
 		c->hdr->peak_live_blocks = c->live_blocks;
 	return 0;

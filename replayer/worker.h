@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "clock.h"
@@ -20,6 +21,8 @@
 #include "workload.h"
 
 enum { AR_TOUCH_NONE, AR_TOUCH_FIRST, AR_TOUCH_PAGES, AR_TOUCH_ALL };
+/* --counters: where cache figures come from (docs/RESULTS.md, "Counters"). */
+enum { AR_CTR_NONE, AR_CTR_PERF, AR_CTR_SIM };
 
 typedef struct ar_sample {
 	uint64_t event;      /* global event index of the marker */
@@ -43,6 +46,7 @@ typedef struct ar_wthread {
 	uint64_t timed_ticks;
 	uint64_t sampling_ns; /* spent reading RSS at sample markers */
 	uint64_t checksum;
+	uint64_t apass_at; /* run the access pass before this op; UINT64_MAX: never */
 	int error;
 	char errmsg[200];
 	pthread_t tid;
@@ -58,6 +62,14 @@ typedef struct ar_worker {
 	uint64_t page;
 	int touch;
 	int timing; /* 1: time each call (default); 0: --timing none */
+	int counters; /* AR_CTR_*: perf opens hardware counters; sim runs under
+		       * callgrind, which this process only tells where the
+		       * replay window is (client requests) */
+	/* --access-pass (worker_access.c): requested bytes per slot (NULL when
+	 * off) and the pass's results, written by the one thread that runs it. */
+	uint64_t *slot_size;
+	int apass_done;
+	uint64_t apass_ns, apass_blocks, apass_bytes, apass_lines;
 	ar_clock_t clock;
 	uint64_t t0_ns;
 	uint64_t dep_timeout_ns;
@@ -71,6 +83,15 @@ void ar_replay_stream(ar_wthread_t *t);
 /* Anonymous resident bytes of this process (from /proc/self/statm), or 0. */
 uint64_t ar_probe_anon_rss(void);
 
+/* ---- worker_access.c: the locality pass ---- */
+/* Walk every live block in slot order, reading and writing one byte per
+ * 64-byte line; time it; with perf counters, count it. Run by one thread
+ * while no other replay thread runs (single-stream workloads only). */
+void ar_access_pass(void);
+/* Emit the pass's S lines and, in perf mode, its C lines (after the replay). */
+struct ar_rpt;
+void ar_access_report(struct ar_rpt *r);
+
 /* ---- worker_probe.c: counters and the allocator's own statistics ---- */
 /* VmRSS and VmHWM (peak RSS) in bytes from /proc/self/status: 0 or -1. */
 int ar_probe_rss(uint64_t *rss, uint64_t *hwm);
@@ -81,8 +102,14 @@ int ar_probe_reset_hwm(void);
 void ar_probe_perf_open(void);
 void ar_probe_perf_enable(int on);
 /* Emit one C line per counter (after the threads were joined). */
-struct ar_rpt;
 void ar_probe_perf_report(struct ar_rpt *r);
+/* Current raw value of every counter into v[0..ar_probe_perf_count());
+ * UINT64_MAX where a counter is closed or unreadable. No malloc. */
+size_t ar_probe_perf_count(void);
+void ar_probe_perf_read(uint64_t *v);
+/* Emit "C <prefix><name> ..." lines for the differences end - begin. */
+void ar_probe_perf_report_delta(struct ar_rpt *r, const char *prefix, const uint64_t *begin,
+				const uint64_t *end);
 /* Look up the allocator's statistics functions (dlsym: start-up only). */
 void ar_probe_stats_init(const char *allocator);
 /* Our allocators' allocs_total/frees_total now; 0 when not available. */

@@ -6,7 +6,17 @@
  *
  *   allocreplay-worker --workload FILE --allocator NAME --library PATH
  *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
- *                      [--timing calls|none]
+ *                      [--timing calls|none] [--counters perf|sim|none]
+ *                      [--access-pass on|off]
+ *
+ * --counters perf (default) opens the hardware counters around the replay
+ * window; sim means allocreplay started this worker under valgrind
+ * --tool=callgrind --instr-atstart=no: the worker turns instrumentation on
+ * and off around the replay window with callgrind client requests (no-ops
+ * outside valgrind), replays untimed (a clock read's cost depends on the
+ * value read) and skips the RSS samples, so two runs execute the same
+ * instructions; none measures no counter. --access-pass on: see
+ * worker_access.c (single-stream workloads).
  *
  * --timing none replays without timing the calls (no clock reads, no
  * latency histograms, no timed_ns in the report): wall time and ops/s of
@@ -44,6 +54,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <valgrind/callgrind.h>
+
 #include "ar_alloc.h"
 #include "report.h"
 #include "worker.h"
@@ -55,7 +67,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: allocreplay-worker --workload FILE --allocator NAME --library PATH\n"
 			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
-			"         [--timing calls|none]\n"
+			"         [--timing calls|none] [--counters perf|sim|none] [--access-pass on|off]\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
 }
@@ -114,7 +126,8 @@ static void setup_memory(void)
 	size_t off_th = off_tok + ((size_t)h->nslots * 4 + 63) / 64 * 64;
 	size_t off_smp = off_th + (nthr * sizeof(ar_wthread_t) + 63) / 64 * 64;
 	size_t off_hist = off_smp + ((size_t)h->nsamples * sizeof(ar_sample_t) + 63) / 64 * 64;
-	size_t total = off_hist + nh * sizeof(ar_hist_t) + 64;
+	size_t off_size = off_hist + (nh * sizeof(ar_hist_t) + 63) / 64 * 64;
+	size_t total = off_size + (ar_wk.slot_size ? (size_t)h->nslots * sizeof(uint64_t) : 0) + 64;
 	char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		char msg[200];
@@ -128,9 +141,12 @@ static void setup_memory(void)
 	ar_wk.th = (ar_wthread_t *)(m + off_th);
 	ar_wk.samples = (ar_sample_t *)(m + off_smp);
 	ar_hist_t *hist = (ar_hist_t *)(m + off_hist);
+	if (ar_wk.slot_size) /* non-NULL marks "wanted" until here */
+		ar_wk.slot_size = (uint64_t *)(m + off_size);
 	for (size_t i = 0; i < nthr; i++) {
 		ar_wthread_t *t = &ar_wk.th[i];
 		t->index = (uint32_t)i;
+		t->apass_at = ar_wk.slot_size && i == h->peak_thread ? h->peak_op : UINT64_MAX;
 		t->ops = ar_wl_ops(&ar_wk.wl, (uint32_t)i);
 		t->nops = ar_wk.wl.threads[i].nops;
 		for (int k = 0; k < AR_WL_NCALLS; k++)
@@ -181,7 +197,7 @@ static void report_hist(int kind, const ar_hist_t *h)
 int main(int argc, char **argv)
 {
 	const char *workload = NULL, *allocator = NULL, *library = NULL, *touch = "pages";
-	const char *timing = "calls";
+	const char *timing = "calls", *counters = "perf", *apass = "off";
 	int fd = 1;
 	uint64_t dep_timeout_ms = 30000;
 	for (int i = 1; i < argc; i++) {
@@ -200,6 +216,10 @@ int main(int argc, char **argv)
 			fd = atoi(v);
 		else if (!strcmp(o, "--timing"))
 			timing = v;
+		else if (!strcmp(o, "--counters"))
+			counters = v;
+		else if (!strcmp(o, "--access-pass"))
+			apass = v;
 		else if (!strcmp(o, "--dep-timeout-ms"))
 			dep_timeout_ms = strtoull(v, NULL, 10);
 		else
@@ -217,6 +237,18 @@ int main(int argc, char **argv)
 	if (strcmp(timing, "calls") != 0 && strcmp(timing, "none") != 0)
 		usage();
 	ar_wk.timing = strcmp(timing, "calls") == 0;
+	if (!strcmp(counters, "perf"))
+		ar_wk.counters = AR_CTR_PERF;
+	else if (!strcmp(counters, "sim"))
+		ar_wk.counters = AR_CTR_SIM;
+	else if (!strcmp(counters, "none"))
+		ar_wk.counters = AR_CTR_NONE;
+	else
+		usage();
+	if (ar_wk.counters == AR_CTR_SIM)
+		ar_wk.timing = 0;
+	if (strcmp(apass, "on") != 0 && strcmp(apass, "off") != 0)
+		usage();
 	memset(&rpt, 0, sizeof rpt); /* touch the report buffer now: baseline */
 	ar_rpt_init(&rpt, fd);
 	ar_rpt_str(&rpt, "A allocrr-worker 1\n");
@@ -259,9 +291,14 @@ int main(int argc, char **argv)
 	if (ar_wk.statm_fd < 0)
 		die("error", "cannot open /proc/self/statm");
 	ar_clock_init(&ar_wk.clock, 20);
+	/* The pass walks blocks that only one thread can free meanwhile. */
+	static uint64_t wanted;
+	if (!strcmp(apass, "on") && ar_wk.wl.hdr->nthreads == 1)
+		ar_wk.slot_size = &wanted;
 	setup_memory();
 	ar_probe_stats_init(allocator);
-	ar_probe_perf_open();
+	if (ar_wk.counters == AR_CTR_PERF)
+		ar_probe_perf_open();
 	uint32_t n = ar_wk.wl.hdr->nthreads;
 	pthread_barrier_init(&ar_wk.start, NULL, n);
 	pthread_barrier_init(&ar_wk.done, NULL, n);
@@ -296,12 +333,18 @@ int main(int argc, char **argv)
 
 	/* ---- 2. replay ---- */
 	ar_wk.t0_ns = ar_clock_mono_ns();
-	ar_probe_perf_enable(1);
+	if (ar_wk.counters == AR_CTR_PERF)
+		ar_probe_perf_enable(1);
+	if (ar_wk.counters == AR_CTR_SIM)
+		CALLGRIND_START_INSTRUMENTATION;
 	pthread_barrier_wait(&ar_wk.start);
 	ar_replay_stream(&ar_wk.th[0]);
 	pthread_barrier_wait(&ar_wk.done);
+	if (ar_wk.counters == AR_CTR_SIM)
+		CALLGRIND_STOP_INSTRUMENTATION;
 	uint64_t wall = ar_clock_mono_ns() - ar_wk.t0_ns;
-	ar_probe_perf_enable(0);
+	if (ar_wk.counters == AR_CTR_PERF)
+		ar_probe_perf_enable(0);
 
 	/* ---- 3. report ---- */
 	getrusage(RUSAGE_SELF, &ru1);
@@ -322,7 +365,9 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&ar_wk.leave);
 	for (uint32_t i = 1; i < n; i++)
 		pthread_join(ar_wk.th[i].tid, NULL);
-	ar_probe_perf_report(&rpt);
+	if (ar_wk.counters == AR_CTR_PERF)
+		ar_probe_perf_report(&rpt);
+	ar_access_report(&rpt);
 
 	ar_wthread_t sum;
 	memset(&sum, 0, sizeof sum);

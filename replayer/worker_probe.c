@@ -2,9 +2,14 @@
  * worker_probe.c — what the worker measures besides latency: hardware
  * counters (perf_event_open) and the allocator's own statistics.
  *
- * Hardware counters are opened before the replay threads exist, with
- * inherit=1 so every thread created later counts into them, user space only
- * (what perf_event_paranoid=2 still allows). A counter the kernel refuses
+ * Hardware counters (cycles, instructions, cache references and misses,
+ * L1D and LLC read misses, dTLB read misses) are opened before the replay
+ * threads exist, with inherit=1 so every thread created later counts into
+ * them — the kernel sums the threads, which is the per-run total — user
+ * space only (what perf_event_paranoid=2 still allows), enabled just around
+ * the replay window. Each is its own event rather than one group: a group
+ * must fit the PMU at once, and separate events let the kernel multiplex
+ * (the report says so and scales). A counter the kernel refuses
  * is reported as "-" with the errno and the paranoid level: NULL in the
  * database, never 0 (DESIGN principle 5).
  *
@@ -84,7 +89,10 @@ static struct {
 } ctr[] = {
 	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, -1, "" },
 	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, -1, "" },
+	{ "cache_references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, -1, "" },
 	{ "cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, -1, "" },
+	{ "l1d_load_misses", PERF_TYPE_HW_CACHE,
+	  CACHE_EV(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS), -1, "" },
 	{ "llc_load_misses", PERF_TYPE_HW_CACHE,
 	  CACHE_EV(PERF_COUNT_HW_CACHE_LL, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS), -1, "" },
 	{ "dtlb_load_misses", PERF_TYPE_HW_CACHE,
@@ -153,6 +161,41 @@ void ar_probe_perf_report(ar_rpt_t *r)
 		} else {
 			ar_rpt_sp_u64(r, v[0]);
 			ar_rpt_str(r, " counted all the time\n");
+		}
+	}
+}
+
+size_t ar_probe_perf_count(void)
+{
+	return NCTR;
+}
+
+void ar_probe_perf_read(uint64_t *v)
+{
+	for (size_t i = 0; i < NCTR; i++) {
+		uint64_t x[3] = { 0, 0, 0 };
+		v[i] = UINT64_MAX;
+		if (ctr[i].fd >= 0 && read(ctr[i].fd, x, sizeof x) == (ssize_t)sizeof x)
+			v[i] = x[0];
+	}
+}
+
+void ar_probe_perf_report_delta(ar_rpt_t *r, const char *prefix, const uint64_t *begin,
+				const uint64_t *end)
+{
+	for (size_t i = 0; i < NCTR; i++) {
+		ar_rpt_str(r, "C ");
+		ar_rpt_str(r, prefix);
+		ar_rpt_str(r, ctr[i].name);
+		if (ctr[i].fd < 0) {
+			ar_rpt_str(r, " - ");
+			ar_rpt_text(r, ctr[i].why);
+			ar_rpt_str(r, "\n");
+		} else if (begin[i] == UINT64_MAX || end[i] == UINT64_MAX || end[i] < begin[i]) {
+			ar_rpt_str(r, " - read of the counter failed\n");
+		} else {
+			ar_rpt_sp_u64(r, end[i] - begin[i]);
+			ar_rpt_str(r, " raw count over the pass (not scaled for multiplexing)\n");
 		}
 	}
 }

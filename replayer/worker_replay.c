@@ -7,7 +7,10 @@
  * store the result in the slot, touch the new block per the touch policy,
  * publish the slot to a waiting consumer (release), and fold the op into
  * the checksum. RSS sample markers read /proc/self/statm through an fd
- * opened at start-up. With --timing none (worker_main.c) the same loop runs
+ * opened at start-up (not under --counters sim: what a read costs depends
+ * on the number read, and simulated counts must repeat exactly). With
+ * --access-pass, the thread whose op reached the live-bytes peak runs the
+ * locality pass (worker_access.c) right after that op. With --timing none (worker_main.c) the same loop runs
  * without clock reads or histograms: what the harness alone costs per op
  * (bench/replay/).
  *
@@ -231,9 +234,12 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		const ar_wl_op_t *op = &t->ops[i];
 		const uint32_t s = op->slot;
 		atomic_store_explicit(&t->progress, i, memory_order_release);
+		if (__builtin_expect(i == t->apass_at, 0))
+			ar_access_pass(); /* the trace's live-bytes peak */
 		if (op->kind >= AR_WL_NCALLS) {
 			if (op->kind == AR_WL_SAMPLE) {
-				sample(t, op);
+				if (ar_wk.counters != AR_CTR_SIM) /* statm reads vary run to run */
+					sample(t, op);
 			} else if (op->kind == AR_WL_SYNC) {
 				if (s >= ar_wk.wl.hdr->nthreads) {
 					fail(t, i, op, "sync names a stream beyond the workload's threads");
@@ -313,10 +319,13 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 					if (in)
 						t->frees_expected++;
 				}
-				if (s != AR_WL_NOSLOT)
+				if (s != AR_WL_NOSLOT) {
 					slots[s] = p;
-				else
+					if (ar_wk.slot_size)
+						ar_wk.slot_size[s] = request_of(op);
+				} else {
 					t->leaked_blocks++;
+				}
 				touch(p, request_of(op));
 			} else if (in && request_of(op) == 0) {
 				t->frees_expected++; /* realloc(p, 0) freed p (SPEC 5.5) */
@@ -326,10 +335,13 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			}
 		} else if (p) {
 			t->allocs_expected++;
-			if (s != AR_WL_NOSLOT)
+			if (s != AR_WL_NOSLOT) {
 				slots[s] = p;
-			else
+				if (ar_wk.slot_size)
+					ar_wk.slot_size[s] = request_of(op);
+			} else {
 				t->leaked_blocks++; /* the traced call failed: nobody frees it */
+			}
 			touch(p, op->kind == AR_WL_PVALLOC
 					 ? (op->size + ar_wk.page - 1) / ar_wk.page * ar_wk.page
 					 : request_of(op));
@@ -342,6 +354,8 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			      0x100000001b3ull +
 		      op->size;
 	}
+	if (t->apass_at == t->nops && !t->error)
+		ar_access_pass(); /* the peak came with the stream's last op */
 	t->checksum = sum;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);

@@ -45,7 +45,7 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 2
+#define AR_WL_VERSION 3 /* 3: peak_thread/peak_op (allocreplay --access-pass) */
 #define AR_WL_ALIGN 4096
 /* A slot freed by another thread is reused only once this many events have
  * passed in trace order: the dependency it adds is then almost always
@@ -144,6 +144,13 @@ typedef struct ar_wl_header {
 	uint64_t compile_ns;             /* how long compiling took */
 	uint64_t sync_ops;               /* SYNC ops emitted (all streams) */
 	uint64_t sync_dropped;           /* SYNCs not emitted: a stream's budget was spent */
+	/* Where the live requested bytes first reach peak_live_bytes: right
+	 * after op peak_op - 1 of stream peak_thread, i.e. before its op
+	 * peak_op (== nops when the peak op is the stream's last). The worker's
+	 * --access-pass walks the live blocks there. */
+	uint32_t peak_thread;
+	uint32_t reserved2;
+	uint64_t peak_op;
 } ar_wl_header_t;
 
 /* Static name of a kind ("malloc", ..., "sample"). */

@@ -12,7 +12,7 @@ installed=$("$AR" --list | awk 'NR > 1 && $4 == "yes"' | wc -l)
 expect_eq "exit status" $? 0
 cat out.txt
 expect_eq "integrity" "$(q r.db 'PRAGMA integrity_check')" ok
-expect_eq "schema version" "$(q r.db 'PRAGMA user_version')" 2
+expect_eq "schema version" "$(q r.db 'PRAGMA user_version')" 3
 expect_eq "traces" "$(q r.db 'SELECT count(*) FROM traces')" 2
 
 for tr in "$SAMPLE" sort.zst; do
@@ -43,8 +43,9 @@ cat proof.txt
 nfail=$((nfail + $(grep -c '^FAIL' proof.txt)))
 expect_eq "library_path = expected_library" "$(q r.db 'SELECT count(*) FROM runs WHERE library_path IS NOT expected_library')" 0
 
-# Hardware counters: a value, or NULL with a reason — never a silent 0.
-expect_eq "counter rows" "$(q r.db 'SELECT count(*) FROM counters')" $((installed * 4 * 5))
+# Hardware counters (7 per run, replayer/worker_probe.c): a value, or NULL
+# with a reason — never a silent 0.
+expect_eq "counter rows" "$(q r.db 'SELECT count(*) FROM counters')" $((installed * 4 * 7))
 expect_eq "counters NULL without a reason" "$(q r.db "SELECT count(*) FROM counters WHERE value IS NULL AND coalesce(reason,'')=''")" 0
 nulls=$(q r.db 'SELECT count(*) FROM counters WHERE value IS NULL')
 ok "counters NULL with a reason: $nulls ($(q r.db 'SELECT reason FROM counters WHERE value IS NULL LIMIT 1'))"
