@@ -24,7 +24,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Itrace-format -fsanitize=fuzzer,ad
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(TRACE_SRCS) -lzstd
+	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(TRACE_SRCS) -lzstd -lcrypto
 
 # Each target fuzzes FUZZ_SECONDS; new inputs are merged into the corpus;
 # a crash leaves build/fuzz/crash-* (copy it into the corpus as a regression).
