@@ -55,34 +55,17 @@ void *ar_core_malloc(size_t size)
 
 void *ar_core_calloc(size_t size)
 {
-	if (size > ar_pool_max_size)
-		return ar_large_alloc(size, AR_MIN_ALIGN); /* fresh mapping: already zero */
-	void *p = ar_pool_alloc(ar_sc_index(size));
-	if (p)
-		memset(p, 0, size);
-	return p;
+	return ar_pool_heap_calloc(size, ar_pool_alloc);
+}
+
+static void add_padding(ptrdiff_t d)
+{
+	atomic_fetch_add_explicit(&padding, d, memory_order_relaxed);
 }
 
 void *ar_core_memalign(size_t align, size_t size)
 {
-	if (size <= ar_pool_max_size && align <= ar_pool_max_size) {
-		unsigned cls = ar_sc_index(size);
-		/* Blocks start at chunk + 64 and step by the class size: when both
-		 * are multiples of align, every block is aligned. */
-		if (AR_POOL_CHUNK_HDR % align == 0 && ar_sc_size(cls) % align == 0)
-			return ar_pool_alloc(cls);
-		size_t need = size + align - AR_MIN_ALIGN;
-		if (need <= ar_pool_max_size) {
-			char *b = ar_pool_alloc(ar_sc_index(need));
-			if (!b)
-				return NULL;
-			char *p = (char *)ar_align_up_ptr((uintptr_t)b, align);
-			if (p != b)
-				atomic_fetch_add_explicit(&padding, p - b, memory_order_relaxed);
-			return p;
-		}
-	}
-	return ar_large_alloc(size, align);
+	return ar_pool_heap_memalign(align, size, ar_pool_alloc, add_padding);
 }
 
 void ar_core_free(void *p)

@@ -8,6 +8,8 @@
  */
 #include "pool_heap.h"
 
+#include <string.h>
+
 #include "core.h"
 #include "large.h"
 #include "lock.h"
@@ -198,4 +200,40 @@ void *ar_pool_heap_realloc(void *p, size_t size)
 			return q;
 	}
 	return ar_realloc_by_copy(p, size);
+}
+
+/* calloc and memalign over a class allocator (the pool's own, or tlscache's
+ * thread cache in front of it); add_padding learns the bytes memalign
+ * skipped at the start of a block, which free gives back. */
+void *ar_pool_heap_calloc(size_t size, void *(*alloc)(unsigned cls))
+{
+	if (size > ar_pool_max_size)
+		return ar_large_alloc(size, AR_MIN_ALIGN); /* fresh mapping: already zero */
+	void *p = alloc(ar_sc_index(size));
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void *ar_pool_heap_memalign(size_t align, size_t size, void *(*alloc)(unsigned cls),
+			    void (*add_padding)(ptrdiff_t))
+{
+	if (size <= ar_pool_max_size && align <= ar_pool_max_size) {
+		unsigned cls = ar_sc_index(size);
+		/* Blocks start at chunk + 64 and step by the class size: when both
+		 * are multiples of align, every block is aligned. */
+		if (AR_POOL_CHUNK_HDR % align == 0 && ar_sc_size(cls) % align == 0)
+			return alloc(cls);
+		size_t need = size + align - AR_MIN_ALIGN;
+		if (need <= ar_pool_max_size) {
+			char *b = alloc(ar_sc_index(need));
+			if (!b)
+				return NULL;
+			char *p = (char *)ar_align_up_ptr((uintptr_t)b, align);
+			if (p != b)
+				add_padding(p - b);
+			return p;
+		}
+	}
+	return ar_large_alloc(size, align);
 }

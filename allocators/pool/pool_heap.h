@@ -92,6 +92,12 @@ static inline int ar_pool_realloc_in_place(size_t usable, size_t size)
 size_t ar_pool_heap_usable_size(const void *p);
 void *ar_pool_heap_realloc(void *p, size_t size);
 
+/* calloc and memalign of pool and tlscache, over their class allocator
+ * `alloc`; add_padding(d) learns the d bytes memalign skipped in a block. */
+void *ar_pool_heap_calloc(size_t size, void *(*alloc)(unsigned cls));
+void *ar_pool_heap_memalign(size_t align, size_t size, void *(*alloc)(unsigned cls),
+			    void (*add_padding)(ptrdiff_t));
+
 /* Per class: bins[i].block_bytes, blocks_in_use (= blocks out of the heap),
  * blocks_free, chunks, allocs_total; plus chunks_in_use. Sets nbins. */
 void ar_pool_heap_stats(ar_alloc_stats_t *out);

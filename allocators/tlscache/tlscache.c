@@ -126,32 +126,12 @@ void *ar_core_malloc(size_t size)
 
 void *ar_core_calloc(size_t size)
 {
-	if (size > ar_pool_max_size)
-		return ar_large_alloc(size, AR_MIN_ALIGN);
-	void *p = alloc_small(ar_sc_index(size));
-	if (p)
-		memset(p, 0, size);
-	return p;
+	return ar_pool_heap_calloc(size, alloc_small);
 }
 
 void *ar_core_memalign(size_t align, size_t size)
 {
-	if (size <= ar_pool_max_size && align <= ar_pool_max_size) {
-		unsigned cls = ar_sc_index(size);
-		if (AR_POOL_CHUNK_HDR % align == 0 && ar_sc_size(cls) % align == 0)
-			return alloc_small(cls);
-		size_t need = size + align - AR_MIN_ALIGN;
-		if (need <= ar_pool_max_size) {
-			char *b = alloc_small(ar_sc_index(need));
-			if (!b)
-				return NULL;
-			char *p = (char *)ar_align_up_ptr((uintptr_t)b, align);
-			if (p != b)
-				add_padding(p - b);
-			return p;
-		}
-	}
-	return ar_large_alloc(size, align);
+	return ar_pool_heap_memalign(align, size, alloc_small, add_padding);
 }
 
 void ar_core_free(void *p)
