@@ -520,55 +520,24 @@ static void restart_after_failed_exec(void)
 	if (!real_##name)                       \
 		*(void **)&real_##name = dlsym(RTLD_NEXT, #name)
 
-AR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	REAL(execve);
-	int closed = close_before("exec");
-	int rc = real_execve(path, argv, envp);
-	if (closed)
-		restart_after_failed_exec();
-	return rc;
-}
+/* The exec family: close the trace first (the new image records into its
+ * own file), and start a new one if the exec failed and we are still here. */
+#define EXEC_HOOK(name, params, args)                      \
+	AR_EXPORT int name params                          \
+	{                                                  \
+		REAL(name);                                \
+		int closed = close_before("exec");         \
+		int rc = real_##name args;                 \
+		if (closed)                                \
+			restart_after_failed_exec();       \
+		return rc;                                 \
+	}
 
-AR_EXPORT int execv(const char *path, char *const argv[])
-{
-	REAL(execv);
-	int closed = close_before("exec");
-	int rc = real_execv(path, argv);
-	if (closed)
-		restart_after_failed_exec();
-	return rc;
-}
-
-AR_EXPORT int execvp(const char *file, char *const argv[])
-{
-	REAL(execvp);
-	int closed = close_before("exec");
-	int rc = real_execvp(file, argv);
-	if (closed)
-		restart_after_failed_exec();
-	return rc;
-}
-
-AR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-	REAL(execvpe);
-	int closed = close_before("exec");
-	int rc = real_execvpe(file, argv, envp);
-	if (closed)
-		restart_after_failed_exec();
-	return rc;
-}
-
-AR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	REAL(fexecve);
-	int closed = close_before("exec");
-	int rc = real_fexecve(fd, argv, envp);
-	if (closed)
-		restart_after_failed_exec();
-	return rc;
-}
+EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
+EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
+EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
+EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
+EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
 
 /* execl, execlp, execle: collect the variadic arguments on the stack, then
  * go through the array forms above (glibc's own versions would call the
