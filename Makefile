@@ -138,6 +138,17 @@ test: test-build test-san-build test-tsan-build $(TEST_DEPS_STAMP)
 	  ALLOCRR_TSAN_BUILD=build/san-thread ALLOCRR_TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
 	  tests/run.sh $(UNIT_TESTS) -- $(E2E_TESTS)
 
+# The torture and fault-injection scripts (tests/e2e/torture_*.sh) run in
+# `make test` at scale 1 (seconds each); `make torture TORTURE_SCALE=N` runs
+# only them with N times the iterations and prints each script's "tally"
+# lines, the counts docs/RELIABILITY.md reports.
+TORTURE_SCALE ?= 20
+.PHONY: torture
+torture: test-build $(TEST_DEPS_STAMP)
+	$(Q)ALLOCRR_BUILD=$(BUILD) ALLOCRR_TORTURE_SCALE=$(TORTURE_SCALE) \
+	  tests/run.sh -- $(filter tests/e2e/torture_%,$(E2E_TESTS)); rc=$$?; \
+	  grep -h '^tally ' $(BUILD)/test-logs/e2e_torture_*.log; exit $$rc
+
 # ---- demo, bench, install, clean ------------------------------------------------------
 .PHONY: demo
 demo: all
