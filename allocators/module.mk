@@ -1,10 +1,14 @@
 # allocators/: our four allocators as drop-in mallocs, build/lib/liballocrr-NAME.so
-# (NAME = pool, arena, tlscache, freelist), and the allocator registry,
-# build/lib/liballocrr-registry.a. Tests: tests/allocators/ (programs) and
-# tests/e2e/alloc_*.sh (which LD_PRELOAD them).
+# (NAME = pool, arena, tlscache, freelist), their debug builds
+# build/lib/liballocrr-NAME-debug.so (the same sources with -DAR_ALLOC_DEBUG,
+# plus common/debug.c), and the allocator registry, build/lib/liballocrr-registry.a.
+# Tests: tests/allocators/ (programs) and tests/e2e/alloc_*.sh,
+# tests/e2e/torture_alloc_*.sh (which LD_PRELOAD them).
 
 ALLOC_NAMES := pool arena tlscache freelist
-ALLOC_COMMON_SRCS := $(sort $(wildcard allocators/common/*.c))
+# debug.c is the debug build's only extra source; the normal build never sees it.
+ALLOC_DEBUG_SRC := allocators/common/debug.c
+ALLOC_COMMON_SRCS := $(filter-out $(ALLOC_DEBUG_SRC),$(sort $(wildcard allocators/common/*.c)))
 ALLOC_pool_SRCS := $(sort $(wildcard allocators/pool/*.c))
 # tlscache's central heap is the pool's per-class heap.
 ALLOC_tlscache_SRCS := $(sort $(wildcard allocators/tlscache/*.c)) allocators/pool/pool_heap.c
@@ -38,6 +42,30 @@ $(BUILD)/lib/liballocrr-$(1).so: $(call objs,$(ALLOC_COMMON_SRCS) $(ALLOC_$(1)_S
 endef
 $(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_SO_RULE,$(n))))
 
+# ---- debug builds ----------------------------------------------------------------
+# Every allocator source compiled again with -DAR_ALLOC_DEBUG into
+# $(BUILD)/obj-debug/, plus debug.c (allocators/common/debug.h). The registry
+# does not list these: they are the same allocators with checks, for tests,
+# not candidates to compare (tests/e2e/torture_alloc_debug.sh preloads them
+# by path).
+ALLOC_DEBUG_CFLAGS := $(ALLOC_SO_CFLAGS) -DAR_ALLOC_DEBUG
+dobjs = $(patsubst %.c,$(BUILD)/obj-debug/%.o,$(1))
+ALLOC_DEBUG_OBJS := $(call dobjs,$(ALLOC_SO_SRCS) $(ALLOC_DEBUG_SRC))
+ALLOC_DEBUG_SOS := $(patsubst %,$(BUILD)/lib/liballocrr-%-debug.so,$(ALLOC_NAMES))
+
+$(BUILD)/obj-debug/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (debug)")
+	$(Q)$(CC) $(ALLOC_DEBUG_CFLAGS) -MMD -MP -c $< -o $@
+
+define ALLOC_DEBUG_SO_RULE
+$(BUILD)/lib/liballocrr-$(1)-debug.so: $(call dobjs,$(ALLOC_COMMON_SRCS) $(ALLOC_DEBUG_SRC) $(ALLOC_$(1)_SRCS))
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $(ALLOC_SO_LDFLAGS) -o $$@ $$^
+endef
+$(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_DEBUG_SO_RULE,$(n))))
+
 # ---- registry ----------------------------------------------------------------
 ALLOC_REG_SRCS := allocators/registry.c allocators/registry_probe.c
 ALLOC_REG_OBJS := $(call objs,$(ALLOC_REG_SRCS))
@@ -66,7 +94,7 @@ $(ALLOC_REG_TEST): $(ALLOC_REG_TEST_OBJ) $(ALLOC_REG_LIB)
 # the compiler from reasoning away the very calls the tests make; the two
 # -Wno- flags silence warnings about exactly the edge cases under test
 # (using a block after a realloc that must fail, absurd sizes).
-ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list
+ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list debug_bugs
 ALLOC_PRELOAD_BINS := $(patsubst %,$(BUILD)/tests/%,$(ALLOC_PRELOAD_TESTS))
 ALLOC_TEST_HDRS := allocators/ar_alloc.h tests/unit/testing.h tests/allocators/alloc_test.h
 $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) $(ALLOC_TEST_HDRS) | $(DEPS_STAMP)
@@ -76,10 +104,10 @@ $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) 
 	  -Wno-use-after-free -Wno-alloc-size-larger-than \
 	  -o $@ $< $(ALLOC_REG_SRCS) -lpthread
 
-ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
+ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)
-INSTALL_LIBS += $(ALLOC_SOS) $(ALLOC_REG_LIB)
-DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
+INSTALL_LIBS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB)
+DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(ALLOC_DEBUG_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
 
 .PHONY: allocators
-allocators: $(ALLOC_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS) $(ALLOC_REG_TEST)
+allocators: $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS) $(ALLOC_REG_TEST)

@@ -25,6 +25,10 @@
  *
  * The glibc-internal names (__libc_malloc, ...) are exported as aliases, as
  * tcmalloc and mimalloc do, so code calling them directly stays on one heap.
+ *
+ * The entry points reach the core through the AR_API_* names of debug.h:
+ * the core itself, or in the debug build (-DAR_ALLOC_DEBUG) debug.c's checks
+ * in front of it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +42,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "debug.h"
 #include "os.h"
 #include "util.h"
 
@@ -55,6 +60,7 @@ static char stats_file[PATH_MAX];
 
 static void fork_prepare(void)
 {
+	AR_DBG_FORK_PREPARE();
 	ar_core_fork_prepare();
 	ar_os_fork_prepare();
 }
@@ -63,12 +69,14 @@ static void fork_parent(void)
 {
 	ar_os_fork_parent();
 	ar_core_fork_parent();
+	AR_DBG_FORK_PARENT();
 }
 
 static void fork_child(void)
 {
 	ar_os_fork_child();
 	ar_core_fork_child();
+	AR_DBG_FORK_CHILD();
 }
 
 static __attribute__((noinline, cold)) void init_slow(void)
@@ -86,6 +94,7 @@ static __attribute__((noinline, cold)) void init_slow(void)
 	if (f && strlen(f) < sizeof stats_file)
 		strcpy(stats_file, f);
 	ar_core_init();
+	AR_DBG_INIT();
 	atomic_store_explicit(&init_state, INIT_READY, memory_order_release);
 	/* Registered after READY: glibc may allocate inside pthread_atfork. */
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
@@ -107,7 +116,7 @@ void *ar_realloc_by_copy(void *p, size_t size)
 		return NULL;
 	size_t old = ar_core_usable_size(p);
 	memcpy(q, p, old < size ? old : size);
-	ar_core_free(p);
+	AR_API_RETIRE(p); /* the debug build quarantines p rather than freeing it */
 	return q;
 }
 
@@ -120,7 +129,7 @@ static inline void *malloc_impl(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = ar_core_malloc(size ? size : 1);
+	void *p = AR_API_MALLOC(size ? size : 1);
 	if (AR_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -131,14 +140,14 @@ static inline void *realloc_impl(void *p, size_t size)
 	if (!p)
 		return malloc_impl(size);
 	if (size == 0) {
-		ar_core_free(p);
+		AR_API_FREE(p);
 		return NULL;
 	}
 	if (AR_UNLIKELY(size > AR_MAX_REQUEST)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *q = ar_core_realloc(p, size);
+	void *q = AR_API_REALLOC(p, size);
 	if (AR_UNLIKELY(!q))
 		errno = ENOMEM;
 	return q;
@@ -160,7 +169,7 @@ static void *memalign_impl(size_t align, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = ar_core_memalign(align, size ? size : 1);
+	void *p = AR_API_MEMALIGN(align, size ? size : 1);
 	if (AR_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -176,7 +185,7 @@ AR_EXPORT void *malloc(size_t size)
 AR_EXPORT void free(void *p)
 {
 	if (AR_LIKELY(p != NULL))
-		ar_core_free(p);
+		AR_API_FREE(p);
 }
 
 AR_EXPORT void *calloc(size_t n, size_t size)
@@ -187,7 +196,7 @@ AR_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = ar_core_calloc(bytes ? bytes : 1);
+	void *p = AR_API_CALLOC(bytes ? bytes : 1);
 	if (AR_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -250,7 +259,7 @@ AR_EXPORT void *pvalloc(size_t size)
 
 AR_EXPORT size_t malloc_usable_size(void *p)
 {
-	return p ? ar_core_usable_size(p) : 0;
+	return p ? AR_API_USABLE_SIZE(p) : 0;
 }
 
 /* glibc's internal names, for programs that call them directly. */

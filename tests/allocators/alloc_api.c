@@ -14,6 +14,8 @@
  * Where a system allocator legitimately differs from glibc, the difference
  * is listed in quirks_for() with the reason, and only that check is relaxed
  * for that allocator. Ours have no quirks: they must match glibc exactly.
+ * NAME may also be "OURS-debug", the debug build of one of ours
+ * (tests/e2e/torture_alloc_debug.sh), held to exactly the same contract.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -121,13 +123,25 @@ static void touch(void *p, size_t want, uint64_t tag)
 	EXPECT_U64(t_check(p, u, tag), u);
 }
 
+/* NAME may be "OURS-debug": the debug build of one of ours
+ * (liballocrr-OURS-debug.so, not in the registry), held to the same API. */
 static void test_provider(void)
 {
 	ar_allocator_t a;
-	char served[AR_ALLOC_PATH_MAX];
-	EXPECT_U64(ar_registry_find(NAME, &a), 0);
+	char served[AR_ALLOC_PATH_MAX] = "", base[64];
+	size_t len = strlen(NAME);
+	int debug = len > 6 && len < sizeof base && strcmp(NAME + len - 6, "-debug") == 0;
+	snprintf(base, sizeof base, "%.*s", (int)(debug ? len - 6 : len), NAME);
+	EXPECT_U64(ar_registry_find(base, &a), 0);
 	EXPECT(a.installed);
 	int rc = ar_registry_verify(&a, served, sizeof served);
+	if (debug) {
+		/* verify compares with the normal library: expect its -debug twin. */
+		size_t l = strlen(a.library);
+		EXPECT(a.kind == AR_ALLOC_OURS && l > 3 && strcmp(a.library + l - 3, ".so") == 0);
+		snprintf(a.library + l - 3, sizeof a.library - (l - 3), "-debug.so");
+		rc = rc >= 0 && strcmp(served, a.library) == 0 ? 0 : rc;
+	}
 	if (rc != 0)
 		fprintf(stderr, "malloc is served by %s, expected %s (%s)\n", served, a.library, NAME);
 	EXPECT_U64(rc, 0);

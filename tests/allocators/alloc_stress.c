@@ -2,7 +2,9 @@
  * alloc_stress.c — multi-threaded stress test for an allocator under
  * LD_PRELOAD (tests/e2e/alloc_stress.sh runs it for each of ours):
  *
- *   alloc_stress [OPS_PER_THREAD] [THREADS]
+ *   alloc_stress [OPS_PER_THREAD] [THREADS] [WAVES] [FORKS]
+ *
+ * (defaults 100000, 4, 12, 20; tests/e2e/torture_alloc_debug.sh scales them)
  *
  * 1. churn: threads allocate (malloc, calloc, every aligned function, random
  *    alignments up to 64 KiB), reallocate and free blocks of random sizes
@@ -44,6 +46,9 @@ typedef struct blk {
 enum { SLOTS = 1024, LOCAL = 256 };
 static _Atomic(blk_t *) slots[SLOTS];
 static _Atomic uint64_t failures, next_tag;
+/* What was done, for the summary line (exact; the mix depends on the
+ * interleaving). Every freed or reallocated block was verified first. */
+static _Atomic uint64_t n_allocs, n_reallocs, n_frees;
 
 static void fail(const char *what, const blk_t *b, size_t at)
 {
@@ -109,6 +114,7 @@ static blk_t *new_block_max(uint64_t *rng, size_t max)
 	b->n = n;
 	b->tag = atomic_fetch_add_explicit(&next_tag, 1, memory_order_relaxed);
 	t_fill(b->p, n, b->tag);
+	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
 	return b;
 }
 
@@ -122,6 +128,7 @@ static void drop(blk_t *b)
 	verify(b, "before free");
 	free(b->p);
 	free(b);
+	atomic_fetch_add_explicit(&n_frees, 1, memory_order_relaxed);
 }
 
 static void resize(blk_t *b, uint64_t *rng)
@@ -134,6 +141,7 @@ static void resize(blk_t *b, uint64_t *rng)
 		return;
 	}
 	b->p = q;
+	atomic_fetch_add_explicit(&n_reallocs, 1, memory_order_relaxed);
 	size_t keep = n < b->n ? n : b->n;
 	size_t at = t_check(q, keep, b->tag);
 	if (at != keep)
@@ -200,7 +208,7 @@ static void drain_slots(void)
 
 /* ---- thread turnover ------------------------------------------------------- */
 
-enum { WAVES = 12, WAVE_THREADS = 4, WAVE_BLOCKS = 1000 };
+enum { WAVE_THREADS = 4, WAVE_BLOCKS = 1000 };
 static blk_t *handoff[WAVE_THREADS][WAVE_BLOCKS];
 
 static void *wave(void *arg)
@@ -323,14 +331,18 @@ static int fork_test(int forks)
 
 int main(int argc, char **argv)
 {
-	int threads = 4;
+	int threads = 4, waves = 12, forks = 20;
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines reach the log as they happen */
 	if (argc > 1)
 		ops_per_thread = atol(argv[1]);
 	if (argc > 2)
 		threads = atoi(argv[2]);
-	if (ops_per_thread <= 0 || threads <= 0 || threads > 64) {
-		fprintf(stderr, "usage: alloc_stress [OPS_PER_THREAD] [THREADS<=64]\n");
+	if (argc > 3)
+		waves = atoi(argv[3]);
+	if (argc > 4)
+		forks = atoi(argv[4]);
+	if (ops_per_thread <= 0 || threads <= 0 || threads > 64 || waves < 0 || forks < 0) {
+		fprintf(stderr, "usage: alloc_stress [OPS_PER_THREAD] [THREADS<=64] [WAVES] [FORKS]\n");
 		return 1;
 	}
 	if (run_threads(churn, threads) != 0)
@@ -338,17 +350,20 @@ int main(int argc, char **argv)
 	drain_slots();
 	printf("churn: %d threads x %ld ops, %llu failures\n", threads, ops_per_thread,
 	       (unsigned long long)atomic_load(&failures));
-	for (int w = 0; w < WAVES; w++)
+	for (int w = 0; w < waves; w++)
 		if (run_threads(wave, WAVE_THREADS) != 0)
 			return 2;
 	for (int t = 0; t < WAVE_THREADS; t++)
 		for (int i = 0; i < WAVE_BLOCKS; i++)
 			if (handoff[t][i])
 				drop(handoff[t][i]);
-	printf("thread turnover: %d waves of %d threads, %llu failures\n", WAVES, WAVE_THREADS,
+	printf("thread turnover: %d waves of %d threads, %llu failures\n", waves, WAVE_THREADS,
 	       (unsigned long long)atomic_load(&failures));
-	int bad_forks = fork_test(20);
-	printf("fork: 20 forks from 4 threads, %d bad children, %llu failures\n", bad_forks,
+	int bad_forks = fork_test(forks);
+	printf("fork: %d forks from 4 threads, %d bad children, %llu failures\n", forks, bad_forks,
 	       (unsigned long long)atomic_load(&failures));
+	printf("totals: allocs=%llu reallocs=%llu frees=%llu failures=%llu\n",
+	       (unsigned long long)atomic_load(&n_allocs), (unsigned long long)atomic_load(&n_reallocs),
+	       (unsigned long long)atomic_load(&n_frees), (unsigned long long)atomic_load(&failures));
 	return atomic_load(&failures) || bad_forks ? 1 : 0;
 }
