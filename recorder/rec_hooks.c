@@ -153,7 +153,7 @@ static void rec_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &z, 1))
 		return;
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	resolve();
 	if (getenv("ALLOCRR_DISABLE")) {
 		atomic_store(&init_state, 2);
@@ -220,7 +220,7 @@ __attribute__((constructor)) static void rec_ctor(void)
 {
 	rec_init();
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	/* ALLOCRR_OUTPUT names this image's trace only: exec'ed images and
 	 * forked children use ALLOCRR_DIR/PROG.PID.zst. */
 	unsetenv("ALLOCRR_OUTPUT");
@@ -236,7 +236,7 @@ __attribute__((destructor)) static void rec_dtor(void)
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid)
 		return;
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	rec_writer_finish("exit", 10000);
 	rec_tls.in_shim = saved;
 }
@@ -246,7 +246,7 @@ static void atfork_child(void)
 	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
 		return;
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	atomic_store(&rec_state, REC_OFF);
 	rec_writer_reset_child();
 	rec_stacks_reset_child();
@@ -261,8 +261,17 @@ static void atfork_child(void)
 /* The calling thread's record when this call is to be recorded, else NULL. */
 static inline rec_thread_t *begin(void)
 {
-	if (REC_UNLIKELY(rec_tls.in_shim))
+	if (REC_UNLIKELY(rec_tls.in_shim)) {
+		/* Inside a hook, a heap call can only come from a signal
+		 * handler that interrupted it: the program's call, which we
+		 * cannot record (its seq would come after the interrupted
+		 * call's but its event before it in the thread's block), so
+		 * it is counted in the footer's dropped events. */
+		if (rec_tls.in_shim == REC_SHIM_HOOK &&
+		    atomic_load_explicit(&rec_state, memory_order_relaxed) == REC_ON)
+			atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
 		return NULL;
+	}
 	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
 		if (atomic_load_explicit(&init_state, memory_order_relaxed) != 0)
 			return NULL;
@@ -270,7 +279,7 @@ static inline rec_thread_t *begin(void)
 		if (atomic_load(&rec_state) != REC_ON)
 			return NULL;
 	}
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_HOOK;
 	rec_thread_t *t = rec_thread_self();
 	if (REC_UNLIKELY(!t))
 		rec_tls.in_shim = 0;
@@ -377,6 +386,13 @@ AR_EXPORT void *realloc(void *p, size_t n)
 		if (!rec_real.realloc)
 			return p ? NULL : rec_boot_alloc(n, 16);
 	}
+	if (REC_UNLIKELY(rec_tls.reallocarray_inner)) {
+		/* The one realloc glibc's reallocarray makes: not a nested call
+		 * of the program, not counted as dropped (any other call inside
+		 * the hook is a signal handler's and is counted by begin()). */
+		rec_tls.reallocarray_inner = 0;
+		return rec_real.realloc(p, n);
+	}
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.realloc(p, n);
@@ -411,7 +427,9 @@ AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		return rec_real.reallocarray(p, n, size);
 	ar_event_t e = EV(.op = AR_OP_REALLOCARRAY, .ptr = (uintptr_t)p, .count = n, .size = size);
 	e.seq = rec_next_seq();
+	rec_tls.reallocarray_inner = 1; /* glibc's reallocarray calls realloc once: part of this call */
 	void *r = rec_real.reallocarray(p, n, size);
+	rec_tls.reallocarray_inner = 0;
 	int err = errno;
 	e.seq2 = rec_next_seq();
 	e.result = (uintptr_t)r;
@@ -489,7 +507,7 @@ static int close_before(const char *why)
 	/* In a vfork child (or raw clone) we share the parent's memory: hands off. */
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid || rec_tls.in_shim)
 		return 0;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	rec_writer_finish(why, 10000);
 	rec_tls.in_shim = 0;
 	return 1;
@@ -499,7 +517,7 @@ static int close_before(const char *why)
 static void restart_after_failed_exec(void)
 {
 	int saved = errno;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	for (int i = 0; i < 1000 && atomic_load(&rec_writer_running); i++) {
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
@@ -597,7 +615,7 @@ AR_EXPORT void *dlopen(const char *file, int flags)
 	void *h = real_dlopen(file, flags);
 	if (h && rec_cfg.stack_depth && !rec_tls.in_shim && atomic_load(&rec_state) == REC_ON) {
 		int saved = errno;
-		rec_tls.in_shim = 1;
+		rec_tls.in_shim = REC_SHIM_INTERNAL;
 		rec_thread_t *t = rec_thread_self();
 		if (t)
 			rec_modules_scan(t);

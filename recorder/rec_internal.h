@@ -8,7 +8,13 @@
  *     mmap (rec_mem.c) or the static bootstrap pool.
  *   - A thread with tls.in_shim set passes every heap call straight to the
  *     real function without recording: that is the re-entrancy guard, and the
- *     writer thread keeps it set for its whole life.
+ *     writer thread keeps it set for its whole life. REC_SHIM_HOOK means the
+ *     thread is inside a heap hook for the program: a heap call arriving then
+ *     can only come from a signal handler that interrupted the hook, and it
+ *     is counted as dropped (the footer's dropped_events). REC_SHIM_INTERNAL
+ *     marks the shim's own work (start-up, exit/exec/fork handling, the libc
+ *     calls the shim makes that may allocate): calls then are not the
+ *     program's and are not counted.
  *   - Only the owner thread appends to its current buffer (t->cur); the writer
  *     may take that buffer away only through the steal handshake in
  *     rec_thread.c (t->in_call / t->steal), never while the owner is inside.
@@ -129,12 +135,16 @@ struct rec_thread {
 	char name[32];
 	rec_thread_t *all_next;       /* writer's list of threads */
 	_Atomic int writer_gone;      /* writer removed it from its list */
+	int quiesced;                 /* writer: the final close's handshake is done */
 	char pad[REC_CACHELINE];
 };
 
+#define REC_SHIM_HOOK 1     /* tls.in_shim: inside a heap hook for the program */
+#define REC_SHIM_INTERNAL 2 /* tls.in_shim: the shim's own work */
 typedef struct rec_tls {
 	rec_thread_t *t;
-	int in_shim;
+	int in_shim; /* 0, REC_SHIM_HOOK or REC_SHIM_INTERNAL */
+	int reallocarray_inner; /* inside the real reallocarray: its realloc is expected */
 	int is_writer;
 } rec_tls_t;
 extern __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
@@ -157,9 +167,18 @@ void rec_threads_reset(void);
 extern unsigned rec_generation;
 void rec_threads_init(void);
 /* Writer side of the steal handshake: 1 and *out (maybe NULL) when the
- * owner was idle, 0 when it is inside a call right now. */
-int rec_thread_steal(rec_thread_t *t, rec_buf_t **out);
-/* Global counter of events dropped because recording was closing. */
+ * owner was idle, 0 when it is inside a call right now. With quiesce the
+ * handshake is made even when the thread has no buffer: afterwards the
+ * owner sees any rec_state change made before the call (the final close
+ * relies on it: no event can slip into a buffer after it was taken). */
+int rec_thread_steal(rec_thread_t *t, rec_buf_t **out, int quiesce);
+/* The final close's form of it, for every thread on a list (all_next) at
+ * once, with one heavy fence: each thread found outside a call is marked
+ * quiesced and its buffer, if any, pushed on *taken. Threads already
+ * quiesced and skip are left alone. Returns how many were inside a call. */
+int rec_threads_quiesce(rec_thread_t *list, const rec_thread_t *skip, rec_buf_t **taken);
+/* Global counter of events dropped: made while recording was closing, or
+ * made by a signal handler that interrupted a heap hook (REC_SHIM_HOOK). */
 extern _Atomic uint64_t rec_dropped_global;
 
 /* Steal protocol helpers used by the writer. */

@@ -66,7 +66,10 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/* Default action: the process dies now. Save what we can. */
+	int saved_shim = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	rec_writer_finish("signal", 2000);
+	rec_tls.in_shim = saved_shim;
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;

@@ -102,6 +102,9 @@ uint32_t rec_stack_capture(rec_thread_t *t)
 {
 	void *raw[AR_STACK_MAX_DEPTH + 8];
 	uint64_t f[AR_STACK_MAX_DEPTH];
+	/* libunwind's local unwinder makes no heap calls (its caches are
+	 * mmap'ed), so in_shim stays REC_SHIM_HOOK: a signal handler's call
+	 * arriving now is the program's and is counted as dropped. */
 	int n = unw_backtrace(raw, (int)rec_cfg.stack_depth + 8);
 	int skip = 0;
 	while (skip < n && (uintptr_t)raw[skip] >= self_lo && (uintptr_t)raw[skip] < self_hi)

@@ -158,7 +158,14 @@ static rec_buf_t *new_buffer(rec_thread_t *t)
 		}
 	} else if ((b = free_list_pop()) != NULL) {
 		t->nbufs++;
-	} else if (t->nbufs < REC_BUFS_PER_THREAD) {
+	} else if (t->nbufs < REC_BUFS_PER_THREAD || t->exited) {
+		/* An exited thread submits every event at once, and once the
+		 * writer has dropped it (writer_gone) its buffers go to the
+		 * shared list, never back to it: waiting for one below would
+		 * never end. glibc makes such calls (free of other threads'
+		 * DTVs in __nptl_free_stacks) holding its stack-cache lock, so
+		 * that wait hung every thread that started or ended. Found by
+		 * tests/e2e/torture_rec_threads.sh. */
 		b = rec_mmap(BUF_TOTAL);
 		if (!b) {
 			rec_fail("cannot map a %zu-byte event buffer: %s", (size_t)BUF_TOTAL, strerror(errno));
@@ -193,11 +200,18 @@ static void submit_cur(rec_thread_t *t, rec_buf_t *b)
 /* ---- the hot path ---------------------------------------------------------- */
 void rec_record(rec_thread_t *t, ar_event_t *e)
 {
+	enter(t);
+	/* The state is read inside enter/leave: the final close makes the
+	 * steal handshake with every thread after setting REC_CLOSING, so a
+	 * thread it found outside sees REC_CLOSING from then on. Read before
+	 * enter() (as it was), a thread could decide to record, be preempted,
+	 * and append to a buffer the close had already collected: an event
+	 * lost from a trace that says it is complete. */
 	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
+		leave(t);
 		atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
 		return;
 	}
-	enter(t);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (REC_UNLIKELY(!b) && !(b = new_buffer(t)))
 		goto drop;
@@ -224,9 +238,9 @@ drop:
 
 void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg)
 {
-	if (atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)
-		return;
 	enter(t);
+	if (atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)
+		goto out; /* read inside enter/leave: see rec_record */
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (!b && !(b = new_buffer(t)))
 		goto out;
@@ -305,8 +319,12 @@ rec_thread_t *rec_thread_self(void)
 	t->tid = rec_gettid();
 	t->index = atomic_fetch_add(&next_index, 1);
 	rec_tls.t = t;
-	if (exit_key_ok)
+	if (exit_key_ok) {
+		int saved = rec_tls.in_shim; /* glibc may calloc a key block: ours */
+		rec_tls.in_shim = REC_SHIM_INTERNAL;
 		pthread_setspecific(exit_key, t);
+		rec_tls.in_shim = saved;
+	}
 	rec_writer_add_thread(t);
 	uint64_t seq = rec_next_seq();
 	struct start_arg a = {t->index, (uint64_t)t->tid, seq, rec_time_ns()};
@@ -362,7 +380,7 @@ static void exit_key_dtor(void *arg)
 		return;
 	}
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	rec_thread_exit(t);
 	rec_tls.in_shim = saved;
 }
@@ -387,10 +405,10 @@ void rec_threads_reset(void)
 	membarrier_register();
 }
 
-int rec_thread_steal(rec_thread_t *t, rec_buf_t **out)
+int rec_thread_steal(rec_thread_t *t, rec_buf_t **out, int quiesce)
 {
 	*out = NULL;
-	if (!atomic_load_explicit(&t->cur, memory_order_relaxed))
+	if (!quiesce && !atomic_load_explicit(&t->cur, memory_order_relaxed))
 		return 1;
 	atomic_store_explicit(&t->steal, 1, memory_order_relaxed);
 	heavy_fence();
@@ -405,3 +423,35 @@ int rec_thread_steal(rec_thread_t *t, rec_buf_t **out)
 	return 1;
 }
 
+
+int rec_threads_quiesce(rec_thread_t *list, const rec_thread_t *skip, rec_buf_t **taken)
+{
+	int busy = 0, any = 0;
+	for (rec_thread_t *t = list; t; t = t->all_next)
+		if (!t->quiesced && t != skip) {
+			atomic_store_explicit(&t->steal, 1, memory_order_relaxed);
+			any = 1;
+		}
+	if (!any)
+		return 0;
+	heavy_fence();
+	for (rec_thread_t *t = list; t; t = t->all_next) {
+		if (t->quiesced || t == skip)
+			continue;
+		if (atomic_load_explicit(&t->in_call, memory_order_acquire)) {
+			atomic_store_explicit(&t->steal, 0, memory_order_release);
+			busy++;
+			continue;
+		}
+		rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
+		atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+		atomic_store_explicit(&t->first_ns, 0, memory_order_relaxed);
+		t->quiesced = 1;
+		atomic_store_explicit(&t->steal, 0, memory_order_release);
+		if (b) {
+			b->next = *taken;
+			*taken = b;
+		}
+	}
+	return busy;
+}

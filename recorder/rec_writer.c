@@ -21,6 +21,10 @@
  *     the real allocator at that moment. That is what a SIGKILL can lose.
  *   - Any write error stops recording for good after one warning; the trace
  *     then ends without a footer (readers report it truncated).
+ *   - A footer is written only when every thread was reached by the final
+ *     close's handshake (collect_all): a trace never claims to be complete
+ *     with events missing. A file appears under its name only with its
+ *     header; our writes never let SIGXFSZ reach the program.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +57,8 @@ static _Atomic int wlock;                 /* who may call ar_writer_* */
 static _Atomic(rec_buf_t *) queue;        /* submitted buffers, newest first */
 static _Atomic(rec_thread_t *) new_threads; /* not yet in the writer's list */
 static rec_thread_t *threads;             /* writer's list (wlock holder only) */
+static rec_thread_t *gone;                /* exited threads dropped from it (wlock holder only) */
+static const rec_thread_t *closer_busy;   /* the closing thread, stopped inside a call */
 static _Atomic uint32_t wake_word;
 static _Atomic int writer_waiting;
 static _Atomic int close_req;
@@ -60,10 +66,56 @@ static _Atomic int closed;
 static _Atomic int writer_starting;
 
 /* ---- helpers ------------------------------------------------------------------ */
+/* Sleeps the whole time even when signals arrive: the bounded waits below
+ * count their sleeps, and a program with a 10 kHz timer would otherwise cut
+ * the 10 s exit wait to a few ms and leave the trace without its footer. */
 static void sleep_ns(long ns)
 {
+	int saved = errno;
 	struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	errno = saved;
+}
+
+/* Writes made on a program thread (the header at start-up; all writes when
+ * there is no writer thread) must not let RLIMIT_FSIZE kill the program:
+ * the kernel sends SIGXFSZ (default action: die) to the thread whose write
+ * crosses the limit, then fails the write with EFBIG. The writer thread
+ * blocks every signal; elsewhere we block SIGXFSZ around our writes and
+ * discard the one we caused, so the program sees neither, only the
+ * warning. */
+typedef struct {
+	sigset_t old;
+	int active, pending_before;
+} xfsz_guard_t;
+
+static void xfsz_block(xfsz_guard_t *g)
+{
+	g->active = !rec_tls.is_writer;
+	if (!g->active)
+		return;
+	sigset_t s, p;
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &s, &g->old);
+	g->pending_before = sigpending(&p) == 0 && sigismember(&p, SIGXFSZ);
+}
+
+static void xfsz_restore(xfsz_guard_t *g)
+{
+	if (!g->active)
+		return;
+	int saved = errno;
+	sigset_t s, p;
+	sigemptyset(&s);
+	sigaddset(&s, SIGXFSZ);
+	if (!g->pending_before && sigpending(&p) == 0 && sigismember(&p, SIGXFSZ)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&s, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	errno = saved;
 }
 
 static int try_lock(void)
@@ -83,6 +135,8 @@ void rec_fail(const char *fmt, ...)
 	atomic_store(&rec_state, REC_STOPPED);
 	if (atomic_exchange(&warned, 1))
 		return;
+	int saved = rec_tls.in_shim; /* strerror and vsnprintf are ours */
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	char msg[1400];
 	int n = snprintf(msg, sizeof msg, "allocrr: ");
 	va_list ap;
@@ -92,8 +146,12 @@ void rec_fail(const char *fmt, ...)
 	if (n > (int)sizeof msg - 40)
 		n = (int)sizeof msg - 40;
 	n += snprintf(msg + n, sizeof msg - (size_t)n, "; recording stopped\n");
+	xfsz_guard_t g; /* stderr may be a file at its RLIMIT_FSIZE too */
+	xfsz_block(&g);
 	ssize_t w = write(2, msg, (size_t)n);
 	(void)w;
+	xfsz_restore(&g);
+	rec_tls.in_shim = saved;
 }
 
 /* ---- header and file --------------------------------------------------------------- */
@@ -183,25 +241,108 @@ static void manifest_add(const char *path)
 	close(fd);
 }
 
+/* trace_path for attempt i (i > 0 only without -o: PROG.PID.i.zst). */
+static void name_trace(int i)
+{
+	if (rec_cfg.output[0])
+		expand(trace_path, sizeof trace_path, rec_cfg.output);
+	else if (i == 0)
+		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.zst", rec_cfg.dir, rec_prog_name(), (int)rec_pid);
+	else
+		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.%d.zst", rec_cfg.dir, rec_prog_name(),
+			 (int)rec_pid, i);
+}
+
+static void note_ours(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		trace_dev = st.st_dev;
+		trace_ino = st.st_ino;
+	}
+}
+
+static int header_failed(int fd, const ar_error_t *err, int rc)
+{
+	open_failed = 1;
+	close(fd);
+	writer = NULL;
+	rec_fail("cannot write trace %s: %s", trace_path,
+		 err->sys_errno ? strerror(err->sys_errno) : (err->msg[0] ? err->msg : ar_strerror(rc)));
+	return -1;
+}
+
+/* The trace gets its name only once its header is on disk, so that a
+ * SIGKILL during start-up leaves no file rather than an unreadable one
+ * (SPEC 7.2: a file shorter than its header): an O_TMPFILE in the
+ * directory, the header, then linkat through /proc/self/fd. Returns 0 when
+ * done, -1 after rec_fail, 1 when this way is not available (no O_TMPFILE
+ * on that file system, no /proc, an -o target that is not a regular file
+ * such as /dev/full): the caller then opens the file by its name. */
+static int open_unnamed_first(void)
+{
+	name_trace(0);
+	char dir[sizeof trace_path];
+	rec_strlcpy(dir, trace_path, sizeof dir);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		rec_strlcpy(dir, ".", sizeof dir);
+	struct stat st;
+	if (rec_cfg.output[0] && lstat(trace_path, &st) == 0 && !S_ISREG(st.st_mode))
+		return 1;
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 1;
+	fd = move_fd_high(fd);
+	note_ours(fd);
+	ar_error_t err;
+	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
+	if (rc != 0)
+		return header_failed(fd, &err, rc); /* nothing was named: nothing to remove */
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	for (int i = 0; i < 100; i++) {
+		name_trace(i);
+		if (rec_cfg.output[0])
+			unlink(trace_path); /* -o replaces a regular file (it was truncated before) */
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, trace_path, AT_SYMLINK_FOLLOW) == 0) {
+			trace_fd = fd;
+			return 0;
+		}
+		/* A re-exec of the same program keeps its pid: never overwrite. */
+		if (errno != EEXIST || rec_cfg.output[0])
+			break;
+	}
+	ar_writer_close(writer, 0, 0, &err);
+	writer = NULL;
+	close(fd);
+	return 1;
+}
+
 static int open_trace(void)
 {
 	if (writer)
 		return 0;
 	if (open_failed)
 		return -1;
+	int rc = open_unnamed_first();
+	if (rc <= 0) {
+		if (rc == 0)
+			manifest_add(trace_path);
+		return rc;
+	}
 	int fd = -1;
 	if (rec_cfg.output[0]) {
-		expand(trace_path, sizeof trace_path, rec_cfg.output);
+		name_trace(0);
 		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	} else {
 		/* A re-exec of the same program keeps its pid: never overwrite. */
 		for (int i = 0; i < 100; i++) {
-			if (i == 0)
-				snprintf(trace_path, sizeof trace_path, "%s/%s.%d.zst", rec_cfg.dir,
-					 rec_prog_name(), (int)rec_pid);
-			else
-				snprintf(trace_path, sizeof trace_path, "%s/%s.%d.%d.zst", rec_cfg.dir,
-					 rec_prog_name(), (int)rec_pid, i);
+			name_trace(i);
 			fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 			if (fd >= 0 || errno != EEXIST)
 				break;
@@ -213,19 +354,18 @@ static int open_trace(void)
 		return -1;
 	}
 	fd = move_fd_high(fd);
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		trace_dev = st.st_dev;
-		trace_ino = st.st_ino;
-	}
+	note_ours(fd);
 	ar_error_t err;
-	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
+	rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
 	if (rc != 0) {
-		open_failed = 1;
-		close(fd);
-		writer = NULL;
-		rec_fail("cannot write trace %s: %s", trace_path, err.msg[0] ? err.msg : ar_strerror(rc));
-		return -1;
+		/* Without its whole header the file is unreadable (SPEC 7.2), not
+		 * a truncated trace: remove the regular file we just created
+		 * (RLIMIT_FSIZE or a full disk at start), never a device like
+		 * /dev/full. */
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == trace_dev && st.st_ino == trace_ino)
+			unlink(trace_path);
+		return header_failed(fd, &err, rc);
 	}
 	trace_fd = fd;
 	manifest_add(trace_path);
@@ -297,10 +437,12 @@ static void merge_new_threads(void)
 	}
 }
 
-/* Steal and write buffers older than min_age_ns (0: every non-empty one).
- * With retries > 0, busy threads are retried that many times, 1 ms apart.
- * Exited threads whose buffers are all back are dropped from the list. */
-static void steal_all(uint64_t min_age_ns, int retries)
+/* Steal and write the buffers of idle threads whose first event is older
+ * than min_age_ns. Exited threads whose buffers are all back are moved from
+ * the list to `gone` (the final close still makes its handshake with them:
+ * glibc makes heap calls on an exiting thread after its last TLS
+ * destructor). */
+static void steal_all(uint64_t min_age_ns)
 {
 	merge_new_threads();
 	uint64_t now = rec_time_ns() + 1;
@@ -308,15 +450,16 @@ static void steal_all(uint64_t min_age_ns, int retries)
 	while (*pp) {
 		rec_thread_t *t = *pp;
 		uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
-		if (first != 0 && now - first >= min_age_ns) {
-			rec_buf_t *b;
-			int ok = 0;
-			for (int i = 0; i <= retries && !(ok = rec_thread_steal(t, &b)); i++)
-				sleep_ns(1000000);
-			if (ok && b)
-				write_buf(b);
+		rec_buf_t *b;
+		if (first != 0 && now - first >= min_age_ns && rec_thread_steal(t, &b, 0) && b) {
+			/* The owner may have submitted older buffers since the last
+			 * drain (it was idle at the steal, so they are queued by
+			 * now): they go first, or its blocks would be out of
+			 * order in the file (SPEC 7.3: corrupt). */
+			drain_queue();
+			write_buf(b);
 		}
-		if (t->exited && !atomic_load(&t->cur) && !atomic_load(&t->in_call) && min_age_ns) {
+		if (t->exited && !atomic_load(&t->cur) && !atomic_load(&t->in_call)) {
 			atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
 			rec_buf_t *r = atomic_exchange(&t->returned, NULL);
 			while (r) {
@@ -325,10 +468,43 @@ static void steal_all(uint64_t min_age_ns, int retries)
 				r = n;
 			}
 			*pp = t->all_next;
+			t->all_next = gone;
+			gone = t;
 			continue;
 		}
 		pp = &t->all_next;
 	}
+}
+
+/* How long the final close waits for threads found inside a call. They are
+ * only ever there for a few hundred ns of work, but a preempted one (64
+ * threads on 2 cores) may wait a scheduler round of tens of ms to run. */
+#define QUIESCE_WAIT_MS 1000
+
+/* The final collection, rec_state already REC_CLOSING (wlock held): the
+ * handshake with every thread that ever recorded, so that none appends or
+ * submits anything afterwards, writing what they held. Returns how many
+ * threads could not be reached (their last events are lost). */
+static int collect_all(void)
+{
+	int busy = 0;
+	for (int ms = 0;; ms++) {
+		merge_new_threads();
+		rec_buf_t *taken = NULL;
+		busy = rec_threads_quiesce(threads, closer_busy, &taken) +
+		       rec_threads_quiesce(gone, closer_busy, &taken);
+		drain_queue(); /* older buffers of the same threads first */
+		while (taken) {
+			rec_buf_t *n = taken->next;
+			write_buf(taken);
+			taken = n;
+		}
+		if (!busy || ms >= QUIESCE_WAIT_MS)
+			break;
+		sleep_ns(1000000);
+	}
+	drain_queue();
+	return busy + (closer_busy != NULL);
 }
 
 static int meta_name(ar_metabuf_t *m, const void *arg)
@@ -341,8 +517,7 @@ static int meta_name(ar_metabuf_t *m, const void *arg)
 static void do_close(void)
 {
 	drain_queue();
-	steal_all(0, 20);
-	drain_queue();
+	int busy = collect_all();
 	if (atomic_load(&rec_state) == REC_STOPPED && !writer)
 		goto out; /* failed before anything was written */
 	/* The names threads have now (names set after start, e.g. by
@@ -364,6 +539,12 @@ static void do_close(void)
 	if (!writer && open_trace() != 0)
 		goto out;
 	int footer = atomic_load(&rec_state) != REC_STOPPED;
+	if (busy && footer) {
+		/* Events are missing: the trace must not claim to be complete. */
+		rec_fail("%d thread(s) stayed inside the recorder while %s was closed; their last events are "
+			 "missing and the trace is left without a footer", busy, trace_path);
+		footer = 0;
+	}
 	ar_error_t err;
 	if (footer && m.nrecords && fd_still_ours()) {
 		int rc = ar_writer_write_meta(writer, &m, &err);
@@ -390,7 +571,7 @@ out:
 static void *writer_main(void *arg)
 {
 	(void)arg;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	rec_tls.is_writer = 1;
 	prctl(PR_SET_NAME, "allocrr-writer", 0, 0, 0);
 	uint64_t tick = rec_cfg.flush_ns / 2;
@@ -414,7 +595,7 @@ static void *writer_main(void *arg)
 		uint64_t now = rec_time_ns();
 		if (now - last_scan >= tick) {
 			rec_clock_refit();
-			steal_all(rec_cfg.flush_ns, 0);
+			steal_all(rec_cfg.flush_ns);
 			last_scan = now;
 		}
 		unlock();
@@ -433,7 +614,7 @@ int rec_writer_start(void)
 	if (atomic_exchange(&writer_starting, 1))
 		return atomic_load(&rec_writer_running) ? 0 : -1;
 	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = 1;
+	rec_tls.in_shim = REC_SHIM_INTERNAL; /* pthread_create allocates for us */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -471,7 +652,10 @@ void rec_writer_submit(rec_buf_t *b)
 		if (rec_getpid() != rec_pid)
 			return; /* a raw clone/vfork child: not ours to write */
 		if (rec_writer_start() != 0 && try_lock()) {
+			xfsz_guard_t g;
+			xfsz_block(&g);
 			drain_queue(); /* no thread: write it ourselves */
+			xfsz_restore(&g);
 			unlock();
 		}
 		return;
@@ -494,7 +678,10 @@ void rec_writer_wait_returned(rec_thread_t *t)
 		if (atomic_load(&rec_state) != REC_ON)
 			return;
 		if (!atomic_load(&rec_writer_running) && rec_writer_start() != 0 && try_lock()) {
+			xfsz_guard_t g;
+			xfsz_block(&g);
 			drain_queue();
+			xfsz_restore(&g);
 			unlock();
 			continue;
 		}
@@ -519,6 +706,8 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	/* Our own buffer first: we are its owner and not inside a call unless
 	 * a signal interrupted the shim, in which case it is skipped. */
 	rec_thread_t *t = rec_tls.t;
+	if (t && t->gen == rec_generation && atomic_load(&t->in_call))
+		closer_busy = t; /* a signal stopped us inside rec_record: no wait for it */
 	if (t && !atomic_load(&t->in_call)) {
 		rec_buf_t *b = atomic_exchange(&t->cur, NULL);
 		atomic_store(&t->first_ns, 0);
@@ -538,8 +727,11 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	}
 	for (int i = 0; i < timeout_ms; i++) {
 		if (try_lock()) {
+			xfsz_guard_t g;
+			xfsz_block(&g);
 			if (!atomic_load(&closed))
 				do_close();
+			xfsz_restore(&g);
 			unlock();
 			return;
 		}
@@ -551,9 +743,13 @@ int rec_writer_init(int lazy_open)
 {
 	rec_threads_init();
 	header_fill();
-	if (!lazy_open)
-		return open_trace();
-	return 0;
+	if (lazy_open)
+		return 0;
+	xfsz_guard_t g;
+	xfsz_block(&g);
+	int rc = open_trace();
+	xfsz_restore(&g);
+	return rc;
 }
 
 void rec_writer_reset_child(void)
@@ -568,6 +764,8 @@ void rec_writer_reset_child(void)
 	atomic_store(&queue, NULL);
 	atomic_store(&new_threads, NULL);
 	threads = NULL;
+	gone = NULL;
+	closer_busy = NULL;
 	atomic_store(&writer_waiting, 0);
 	atomic_store(&close_req, 0);
 	atomic_store(&closed, 0);

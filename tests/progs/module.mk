@@ -11,11 +11,25 @@ REC_TRACECHECK := $(REC_PROGS_DIR)/rec_tracecheck
 REC_CXX := $(REC_PROGS_DIR)/rec_cxx
 REC_DLLIB := $(REC_PROGS_DIR)/librec_dllib.so
 REC_COUNT := $(REC_PROGS_DIR)/librec_count.so
+# The recorder torture programs (tests/e2e/torture_rec_*.sh) and their checker.
+TORTURE_PROG_NAMES := torture_threads torture_fork torture_exit torture_kill torture_dl
+TORTURE_PROGS := $(addprefix $(REC_PROGS_DIR)/,$(TORTURE_PROG_NAMES))
+TORTURE_CHECK := $(REC_PROGS_DIR)/torture_check
 
 $(REC_PROGS_DIR)/rec_%: tests/progs/rec_%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< -lpthread -ldl
+
+$(TORTURE_PROGS): $(REC_PROGS_DIR)/torture_%: tests/progs/torture_%.c tests/progs/torture.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< -lpthread -ldl -lrt
+
+$(TORTURE_CHECK): tests/progs/torture_check.c tests/progs/torture.h $(TRACE_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -O2 -o $@ $< $(TRACE_LDLIBS)
 
 $(REC_CXX): tests/progs/rec_cxx.cc | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -37,4 +51,4 @@ $(REC_TRACECHECK): tests/progs/rec_tracecheck.c $(TRACE_LIB) $(SYM_LIB) | $(DEPS
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(TRACE_LDLIBS)
 
-ALL_TARGETS += $(REC_PROGS) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK)
+ALL_TARGETS += $(REC_PROGS) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK) $(TORTURE_PROGS) $(TORTURE_CHECK)

@@ -90,6 +90,50 @@ static int set_del(uint64_t k)
 	}
 }
 
+/* A realloc's result exists only from its seq2 on (SPEC 4): another thread
+ * may free the old address and get it back from malloc in between. Results
+ * wait here until the merged order passes seq2; few are ever in flight. */
+static struct pending {
+	uint64_t seq2, addr;
+} *pend;
+static size_t pend_n, pend_cap;
+
+static void pend_add(uint64_t seq2, uint64_t addr)
+{
+	if (pend_n == pend_cap) {
+		pend_cap = pend_cap ? 2 * pend_cap : 64;
+		pend = realloc(pend, pend_cap * sizeof *pend);
+		if (!pend) {
+			fprintf(stderr, "out of memory\n");
+			exit(2);
+		}
+	}
+	pend[pend_n++] = (struct pending){seq2, addr};
+}
+
+/* Makes live the results whose seq2 is before seq; counts those returned
+ * while still live. */
+static uint64_t pend_flush(uint64_t seq, uint64_t *live)
+{
+	uint64_t errors = 0;
+	for (size_t i = 0; i < pend_n;) {
+		if (pend[i].seq2 >= seq) {
+			i++;
+			continue;
+		}
+		if (set_has(pend[i].addr)) {
+			fprintf(stderr, "seq %" PRIu64 ": realloc returned 0x%" PRIx64 " which is still live\n",
+				pend[i].seq2, pend[i].addr);
+			errors++;
+		} else {
+			set_add(pend[i].addr);
+			(*live)++;
+		}
+		pend[i] = pend[--pend_n];
+	}
+	return errors;
+}
+
 static int cmd_check(const char *path)
 {
 	ar_reader_t *r = open_or_die(path);
@@ -105,6 +149,7 @@ static int cmd_check(const char *path)
 			errors++;
 		}
 		last_seq = e.seq;
+		errors += pend_flush(e.seq, &live);
 		uint64_t in = 0;
 		if (e.op == AR_OP_FREE || e.op == AR_OP_REALLOC || e.op == AR_OP_REALLOCARRAY)
 			in = e.ptr;
@@ -112,7 +157,9 @@ static int cmd_check(const char *path)
 			live--;
 		else if (in)
 			unknown_frees++; /* allocated before recording started */
-		if (e.result) {
+		if (e.result && e.seq2) {
+			pend_add(e.seq2, e.result);
+		} else if (e.result) {
 			if (set_has(e.result)) {
 				fprintf(stderr, "seq %" PRIu64 ": %s returned 0x%" PRIx64 " which is still live\n",
 					e.seq, ar_op_name(e.op), e.result);
@@ -127,6 +174,7 @@ static int cmd_check(const char *path)
 			live++;
 		}
 	}
+	errors += pend_flush(UINT64_MAX, &live);
 	if (rc < 0) {
 		fprintf(stderr, "%s: iteration failed: %s\n", path, ar_reader_error(r)->msg);
 		errors++;
