@@ -113,6 +113,7 @@ include recorder/module.mk
 include replayer/module.mk
 include traces/module.mk
 include tests/module.mk
+include tests/hostile/module.mk
 include tests/fuzz/module.mk
 include bench/module.mk
 

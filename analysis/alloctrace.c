@@ -29,18 +29,6 @@ static void usage(FILE *f)
 		fprintf(f, "  %s\n", commands[i].help);
 }
 
-ar_reader_t *ar_open_or_complain(const char *path)
-{
-	ar_reader_t *r;
-	ar_error_t err = {0};
-	if (ar_reader_open(&r, path, &err) != 0) {
-		fprintf(stderr, "alloctrace: %s: %s (at byte offset %llu)\n", path, err.msg,
-			(unsigned long long)err.offset);
-		return NULL;
-	}
-	return r;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

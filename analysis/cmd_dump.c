@@ -86,11 +86,16 @@ int ar_cmd_dump(int argc, char **argv)
 				"  --stacks  after each event with a stack, its frames, symbolised\n");
 		return 1;
 	}
+	return ar_dump_run(path, extra, stacks, 1);
+}
+
+int ar_dump_run(const char *path, int extra, int stacks, int symbolize)
+{
 	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
 		return 2;
 	ar_sym_t *sym = NULL;
-	if (stacks && ar_sym_open(&sym, r, NULL) != 0) {
+	if (stacks && symbolize && ar_sym_open(&sym, r, NULL) != 0) {
 		fprintf(stderr, "alloctrace: cannot set up symbolisation\n");
 		ar_reader_close(r);
 		return 2;
@@ -99,7 +104,7 @@ int ar_cmd_dump(int argc, char **argv)
 	int rc;
 	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
 		print_event(stdout, r, &e, extra || stacks);
-		if (sym && e.stack)
+		if (stacks && e.stack)
 			ar_print_stack(stdout, r, sym, e.stack, "    ");
 	}
 	ar_sym_close(sym);

@@ -32,6 +32,14 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The live set outgrew memory: say how big it was and what to do. */
+static int oom(const char *path, uint64_t live)
+{
+	fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's live set; "
+			"try a machine with more memory)\n", path, live);
+	return 2;
+}
+
 static const char *status_name(ar_status_t s)
 {
 	return s == AR_STATUS_COMPLETE ? "complete" : s == AR_STATUS_TRUNCATED ? "truncated" : "corrupt";
@@ -54,6 +62,11 @@ int ar_cmd_info(int argc, char **argv)
 		fprintf(stderr, "usage: alloctrace info FILE [--json]\n");
 		return 1;
 	}
+	return ar_info_run(path, json);
+}
+
+int ar_info_run(const char *path, int json)
+{
 	char sha[65];
 	if (ar_trace_sha256(path, sha) != 0) {
 		perror(path);
@@ -72,17 +85,15 @@ int ar_cmd_info(int argc, char **argv)
 			s.first_ns = e.time_ns;
 		s.last_ns = e.time_ns > s.last_ns ? e.time_ns : s.last_ns;
 		s.by_op[e.op]++;
-		s.requested += ar_event_request_bytes(&e);
+		s.requested = ar_sat_add(s.requested, ar_event_request_bytes(&e));
 		if ((ar_reader_header(r)->ops[e.op].fields & AR_F_RESULT) && !e.result && ar_event_request_bytes(&e))
 			s.failed++;
 		if (ar_livemap_apply(&s.live, &e, 0) != 0) {
-			fprintf(stderr, "alloctrace: out of memory tracking live objects\n");
-			return 2;
+			return oom(path, s.live.len);
 		}
 	}
 	if (ar_livemap_finish(&s.live) != 0) {
-		fprintf(stderr, "alloctrace: out of memory tracking live objects\n");
-		return 2;
+		return oom(path, s.live.len);
 	}
 	const ar_header_t *h = ar_reader_header(r);
 	const ar_footer_t *ft = ar_reader_footer(r);

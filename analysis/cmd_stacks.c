@@ -20,9 +20,10 @@ void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id,
 		return;
 	}
 	for (uint32_t i = 0; i < depth; i++) {
-		ar_sym_frame_t f;
+		ar_sym_frame_t f = {.addr = frames[i]};
 		char buf[1024];
-		ar_sym_lookup(sym, frames[i], &f);
+		if (sym)
+			ar_sym_lookup(sym, frames[i], &f);
 		fprintf(out, "%s#%-2u 0x%" PRIx64 " %s\n", indent, i, frames[i], ar_sym_format(&f, buf, sizeof buf));
 	}
 }
@@ -33,17 +34,28 @@ int ar_cmd_stacks(int argc, char **argv)
 		fprintf(stderr, "usage: alloctrace stacks FILE\n");
 		return 1;
 	}
-	ar_reader_t *r = ar_open_or_complain(argv[1]);
+	return ar_stacks_run(argv[1], 1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int ar_stacks_run(const char *path, int symbolize)
+{
+	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
 		return 2;
 	if (!(ar_reader_header(r)->flags & AR_HDR_STACKS) || ar_reader_stack_count(r) == 0) {
-		fprintf(stderr, "alloctrace: %s has no call stacks (record with: allocrec --stacks ...)\n", argv[1]);
+		fprintf(stderr, "alloctrace: %s has no call stacks (record with: allocrec --stacks ...)\n", path);
 		ar_reader_close(r);
 		return 2;
 	}
-	ar_sym_t *sym;
+	ar_sym_t *sym = NULL;
 	uint32_t skipped = 0;
-	if (ar_sym_open(&sym, r, &skipped) != 0) {
+	if (symbolize && ar_sym_open(&sym, r, &skipped) != 0) {
 		fprintf(stderr, "alloctrace: cannot set up symbolisation\n");
 		ar_reader_close(r);
 		return 2;
@@ -51,45 +63,53 @@ int ar_cmd_stacks(int argc, char **argv)
 	if (skipped)
 		fprintf(stderr, "alloctrace: %u module(s) missing or rebuilt since recording: their frames show only module+offset\n",
 			skipped);
-	/* Count uses per stack id in one streaming pass (ids are small, dense). */
+	/* Count uses per defined stack in one streaming pass: the ids are the
+	 * writer's (up to 2^32-1, SPEC 6.5), so they are sorted and searched,
+	 * never used as an index; events naming an id no STACK record defines
+	 * are counted apart. Memory: two words per defined stack. */
 	uint32_t n = ar_reader_stack_count(r);
-	uint64_t max_id = 0;
+	uint64_t *ids = malloc((n ? n : 1) * sizeof *ids), *uses = calloc(n ? n : 1, sizeof *uses);
+	if (!ids || !uses) {
+		fprintf(stderr, "alloctrace: out of memory for %u stacks\n", n);
+		free(ids);
+		free(uses);
+		ar_sym_close(sym);
+		ar_reader_close(r);
+		return 2;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = 0;
+		ar_reader_stack_at(r, i, &id, NULL);
+		ids[i] = id;
+	}
+	qsort(ids, n, sizeof *ids, cmp_u64);
 	ar_event_t e;
-	uint64_t *uses = NULL;
-	size_t cap = 0;
+	uint64_t undefined = 0;
 	int rc;
 	while ((rc = ar_reader_next(r, &e)) == 1) {
 		if (!e.stack)
 			continue;
-		if (e.stack >= cap) {
-			size_t ncap = cap ? cap : 1024;
-			while (ncap <= e.stack)
-				ncap *= 2;
-			uint64_t *u = realloc(uses, ncap * sizeof *u);
-			if (!u) {
-				fprintf(stderr, "alloctrace: out of memory\n");
-				return 2;
-			}
-			memset(u + cap, 0, (ncap - cap) * sizeof *u);
-			uses = u;
-			cap = ncap;
-		}
-		uses[e.stack]++;
-		if (e.stack > max_id)
-			max_id = e.stack;
+		uint64_t *hit = bsearch(&(uint64_t){e.stack}, ids, n, sizeof *ids, cmp_u64);
+		if (hit)
+			uses[hit - ids]++;
+		else
+			undefined++;
 	}
 	printf("%u stacks\n", n);
-	for (uint64_t id = 1; id <= (max_id > n ? max_id : n); id++) {
-		if (!ar_reader_stack(r, (uint32_t)id, NULL))
-			continue;
-		printf("stack %" PRIu64 " (%" PRIu64 " events)\n", id, id < cap ? uses[id] : 0);
-		ar_print_stack(stdout, r, sym, (uint32_t)id, "  ");
+	for (uint32_t i = 0; i < n; i++) {
+		printf("stack %" PRIu64 " (%" PRIu64 " events)\n", ids[i], uses[i]);
+		ar_print_stack(stdout, r, sym, (uint32_t)ids[i], "  ");
 	}
+	if (undefined)
+		fprintf(stderr, "alloctrace: %s: %" PRIu64 " event(s) name a stack id the trace does not define "
+				"(not listed)\n", path, undefined);
+	free(ids);
 	free(uses);
 	ar_sym_close(sym);
 	int status = rc < 0 ? 2 : 0;
 	if (rc < 0)
-		fprintf(stderr, "alloctrace: %s: %s\n", argv[1], ar_reader_error(r)->msg);
+		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s\n", path,
+			ar_reader_error(r)->offset, ar_reader_error(r)->msg);
 	ar_reader_close(r);
 	return status;
 }

@@ -96,7 +96,7 @@ static void site_name(const ar_reader_t *r, ar_sym_t *sym, uint32_t id, char *bu
 {
 	uint32_t depth = 0;
 	const uint64_t *fr = ar_reader_stack(r, id, &depth);
-	snprintf(buf, n, "stack %u", id);
+	snprintf(buf, n, fr ? "stack %u" : "stack %u (not defined in the trace)", id);
 	if (!fr || !sym)
 		return;
 	for (uint32_t i = 0; i < depth; i++) {
@@ -177,6 +177,11 @@ int ar_cmd_stats(int argc, char **argv)
 	}
 	if (!path || top < 1)
 		return usage();
+	return ar_stats_run(path, json, top, 1);
+}
+
+int ar_stats_run(const char *path, int json, int top, int symbolize)
+{
 	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
 		return 2;
@@ -207,9 +212,17 @@ int ar_cmd_stats(int argc, char **argv)
 		if (rc == 0 && ar_heapstats_finish(s))
 			rc = AR_ENOMEM;
 	}
+	if (rc == AR_ENOMEM) {
+		fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's "
+				"live set; try a machine with more memory)\n", path, s->live_objects);
+		ar_heapstats_free(s);
+		free(s);
+		ar_reader_close(r);
+		return 2;
+	}
 	if (rc < 0) {
-		fprintf(stderr, "alloctrace: %s: %s\n", path,
-			rc == AR_ENOMEM ? "out of memory" : ar_reader_error(r)->msg);
+		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s (alloctrace verify %s says "
+				"more)\n", path, ar_reader_error(r)->offset, ar_reader_error(r)->msg, path);
 		ar_heapstats_free(s);
 		free(s);
 		ar_reader_close(r);
@@ -217,6 +230,12 @@ int ar_cmd_stats(int argc, char **argv)
 	}
 	if (ar_reader_status(r) == AR_STATUS_TRUNCATED)
 		fprintf(stderr, "alloctrace: %s: %s; statistics cover the readable part\n", path, ar_reader_error(r)->msg);
+	/* A block that failed to index ends the readable part: the numbers
+	 * below are of the events before it, and the exit status says so. */
+	int corrupt = ar_reader_status(r) == AR_STATUS_CORRUPT;
+	if (corrupt)
+		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s; statistics cover the "
+				"events before it\n", path, ar_reader_error(r)->offset, ar_reader_error(r)->msg);
 
 	const ar_header_t *h = ar_reader_header(r);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
@@ -228,7 +247,7 @@ int ar_cmd_stats(int argc, char **argv)
 	uint64_t nsizes;
 	const ar_hs_size_t *sizes = ar_heapstats_top_sizes(s, &nsizes);
 	ar_sym_t *sym = NULL;
-	if (s->nsites > 1)
+	if (s->nsites > 1 && symbolize)
 		ar_sym_open(&sym, r, NULL);
 	ar_hs_site_t *sites = NULL;
 	uint32_t nsites = 0;
@@ -378,5 +397,5 @@ int ar_cmd_stats(int argc, char **argv)
 	ar_heapstats_free(s);
 	free(s);
 	ar_reader_close(r);
-	return 0;
+	return corrupt ? 2 : 0;
 }

@@ -8,7 +8,7 @@
 
 #include "alloctrace.h"
 
-static int verify_one(const char *path)
+int ar_verify_run(const char *path)
 {
 	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
@@ -46,7 +46,7 @@ int ar_cmd_verify(int argc, char **argv)
 	}
 	int worst = 0;
 	for (int i = 1; i < argc; i++) {
-		int s = verify_one(argv[i]);
+		int s = ar_verify_run(argv[i]);
 		if (s > worst)
 			worst = s;
 	}

@@ -16,15 +16,58 @@ static unsigned log2_bucket(uint64_t v)
 	return b < AR_HS_LOG2 ? b : AR_HS_LOG2 - 1;
 }
 
+/* u32 key -> u32 value tables (open addressing, linear probing, value 0 =
+ * empty): thread index -> thread position + 1, stack id -> site position.
+ * key_of reads the key of a stored value back from its array. */
+typedef uint32_t (*key_of_fn)(const ar_heapstats_t *s, uint32_t val);
+
+static uint32_t *u32_slot(uint32_t *tab, uint32_t cap, uint32_t key, const ar_heapstats_t *s, key_of_fn key_of)
+{
+	uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
+	while (tab[i] && key_of(s, tab[i]) != key)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+static uint32_t u32_get(const uint32_t *tab, uint32_t cap, uint32_t key, const ar_heapstats_t *s, key_of_fn key_of)
+{
+	return cap ? *u32_slot((uint32_t *)tab, cap, key, s, key_of) : 0;
+}
+
+/* Room for one more of n entries (half full at most). 0 or AR_ENOMEM. */
+static int u32_reserve(uint32_t **tab, uint32_t *cap, uint32_t n, const ar_heapstats_t *s, key_of_fn key_of)
+{
+	if (*cap && (uint64_t)(n + 1) * 2 <= *cap)
+		return 0;
+	uint32_t ncap = *cap ? *cap * 2 : 64;
+	uint32_t *t = calloc(ncap, sizeof *t);
+	if (!t || ncap < *cap) {
+		free(t);
+		return AR_ENOMEM;
+	}
+	for (uint32_t i = 0; i < *cap; i++)
+		if ((*tab)[i])
+			*u32_slot(t, ncap, key_of(s, (*tab)[i]), s, key_of) = (*tab)[i];
+	free(*tab);
+	*tab = t;
+	*cap = ncap;
+	return 0;
+}
+
+static uint32_t thread_key(const ar_heapstats_t *s, uint32_t val) { return s->threads[val - 1].index; }
+static uint32_t site_key(const ar_heapstats_t *s, uint32_t val) { return s->sites[val].stack; }
+
 static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
 {
-	/* Threads are few and an event's thread is usually the last one seen. */
+	/* An event's thread is usually the last one seen. */
 	uint32_t last = s->last_thread;
 	if (last < s->nthreads && s->threads[last].index == index)
 		return &s->threads[last];
-	for (uint32_t i = 0; i < s->nthreads; i++)
-		if (s->threads[i].index == index)
-			return &s->threads[s->last_thread = i];
+	uint32_t pos = u32_get(s->thread_hash, s->thread_hash_cap, index, s, thread_key);
+	if (pos)
+		return &s->threads[s->last_thread = pos - 1];
+	if (u32_reserve(&s->thread_hash, &s->thread_hash_cap, s->nthreads, s, thread_key))
+		return NULL;
 	if (s->nthreads == s->threads_cap) {
 		uint32_t cap = s->threads_cap ? 2 * s->threads_cap : 16;
 		ar_hs_thread_t *n = realloc(s->threads, cap * sizeof *n);
@@ -37,28 +80,47 @@ static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
 	memset(t, 0, sizeof *t);
 	t->index = index;
 	s->last_thread = s->nthreads++;
+	*u32_slot(s->thread_hash, s->thread_hash_cap, index, s, thread_key) = s->nthreads;
 	return t;
 }
 
+/* The site of a stack id seen before, or NULL. */
+static ar_hs_site_t *site_find(const ar_heapstats_t *s, uint32_t stack)
+{
+	uint32_t pos = stack ? u32_get(s->site_hash, s->site_hash_cap, stack, s, site_key) : 0;
+	return pos ? &s->sites[pos] : NULL;
+}
+
+const ar_hs_site_t *ar_heapstats_site(const ar_heapstats_t *s, uint32_t stack)
+{
+	return site_find(s, stack);
+}
+
+/* The site of a stack id, created on first use; NULL for stack 0 or when
+ * memory is short. */
 static ar_hs_site_t *site_of(ar_heapstats_t *s, uint32_t stack)
 {
 	if (stack == 0)
 		return NULL;
-	if (stack >= s->sites_cap) {
-		uint32_t cap = s->sites_cap ? s->sites_cap : 64;
-		while (cap <= stack)
-			cap *= 2;
-		ar_hs_site_t *n = realloc(s->sites, cap * sizeof *n);
-		if (!n)
+	ar_hs_site_t *site = site_find(s, stack);
+	if (site)
+		return site;
+	uint32_t n = s->nsites ? s->nsites : 1; /* sites[0] stays unused */
+	if (n == UINT32_MAX || u32_reserve(&s->site_hash, &s->site_hash_cap, n, s, site_key))
+		return NULL;
+	if (n + 1 > s->sites_cap) {
+		uint32_t cap = s->sites_cap ? 2 * s->sites_cap : 64;
+		ar_hs_site_t *m = cap > s->sites_cap ? realloc(s->sites, (size_t)cap * sizeof *m) : NULL;
+		if (!m)
 			return NULL;
-		memset(n + s->sites_cap, 0, (cap - s->sites_cap) * sizeof *n);
-		s->sites = n;
+		memset(m + s->sites_cap, 0, (size_t)(cap - s->sites_cap) * sizeof *m);
+		s->sites = m;
 		s->sites_cap = cap;
 	}
-	if (stack >= s->nsites)
-		s->nsites = stack + 1;
-	s->sites[stack].stack = stack;
-	return &s->sites[stack];
+	s->sites[n].stack = stack;
+	s->nsites = n + 1;
+	*u32_slot(s->site_hash, s->site_hash_cap, stack, s, site_key) = n;
+	return &s->sites[n];
 }
 
 static int count_size(ar_heapstats_t *s, uint64_t size)
@@ -102,8 +164,9 @@ static void on_acquire(void *ctx, const ar_live_obj_t *o)
 {
 	ar_heapstats_t *s = ctx;
 	ar_livemap_t *m = s->objects;
-	if (o->stack && o->stack < s->nsites)
-		s->sites[o->stack].live_bytes += o->bytes;
+	ar_hs_site_t *site = site_find(s, o->stack);
+	if (site)
+		site->live_bytes += o->bytes;
 	s->live_objects++;
 	if (s->pass2 && !s->peak_marked && m->live_bytes == s->peak_live_bytes)
 		mark_peak(s);
@@ -113,8 +176,9 @@ static void on_acquire(void *ctx, const ar_live_obj_t *o)
 static void on_release(void *ctx, const ar_live_obj_t *o, const ar_event_t *by)
 {
 	ar_heapstats_t *s = ctx;
-	if (o->stack && o->stack < s->nsites)
-		s->sites[o->stack].live_bytes -= o->bytes;
+	ar_hs_site_t *site = site_find(s, o->stack);
+	if (site)
+		site->live_bytes -= o->bytes;
 	s->live_objects--;
 	if (!by || s->pass2) /* replaced by a newer object at the same address */
 		return;
@@ -147,8 +211,10 @@ void ar_heapstats_free(ar_heapstats_t *s)
 		ar_livemap_free(s->objects);
 	free(s->objects);
 	free(s->threads);
+	free(s->thread_hash);
 	free(s->sizes);
 	free(s->sites);
+	free(s->site_hash);
 	memset(s, 0, sizeof *s);
 }
 
@@ -207,8 +273,8 @@ int ar_heapstats_add(ar_heapstats_t *s, const ar_event_t *e)
 	if (allocates && e->result) {
 		s->allocs++;
 		t->allocs++;
-		t->bytes += req;
-		s->requested_bytes += req;
+		t->bytes = ar_sat_add(t->bytes, req);
+		s->requested_bytes = ar_sat_add(s->requested_bytes, req);
 		s->size_log2[log2_bucket(req)]++;
 		s->small_allocs += req <= AR_HS_SMALL;
 		if (count_size(s, req))
@@ -218,7 +284,7 @@ int ar_heapstats_add(ar_heapstats_t *s, const ar_event_t *e)
 			return AR_ENOMEM;
 		if (site) {
 			site->calls++;
-			site->bytes += req;
+			site->bytes = ar_sat_add(site->bytes, req);
 		}
 	} else if (allocates && req) {
 		s->failed++;
@@ -288,6 +354,9 @@ static int by_count_desc(const void *a, const void *b)
 
 const ar_hs_size_t *ar_heapstats_top_sizes(ar_heapstats_t *s, uint64_t *n)
 {
+	*n = 0;
+	if (!s->sizes) /* no allocation was counted: no table to compact */
+		return s->sizes;
 	/* Compact the table (it is not used for lookups after the pass). */
 	uint64_t k = 0;
 	for (uint64_t i = 0; i < s->sizes_cap; i++)

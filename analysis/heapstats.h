@@ -64,10 +64,15 @@ typedef struct ar_heapstats {
 	/* tables (private layout) */
 	ar_hs_thread_t *threads;
 	uint32_t nthreads, threads_cap, last_thread;
+	uint32_t *thread_hash, thread_hash_cap; /* thread index -> position + 1 */
 	ar_hs_size_t *sizes;
 	uint64_t nsizes, sizes_cap;
+	/* Sites in order of first use from sites[1] on (sites[0] is unused);
+	 * stack ids are the trace's (any value up to 2^32-1, SPEC 5.3), so they
+	 * are found through site_hash, never used as an index. */
 	ar_hs_site_t *sites;
-	uint32_t nsites, sites_cap; /* indexed by stack id (dense from 1) */
+	uint32_t nsites, sites_cap;
+	uint32_t *site_hash, site_hash_cap; /* stack id -> position in sites */
 	void *objects;              /* live objects by address */
 	uint64_t last_time_ns;
 	int pass2, peak_marked;     /* second pass: only site live bytes, to the peak */
@@ -85,6 +90,9 @@ int ar_heapstats_finish(ar_heapstats_t *s);
  * reach the first pass's peak it records each site's live bytes as its
  * live_at_peak. Counts from the first pass are kept. */
 void ar_heapstats_rewind(ar_heapstats_t *s);
+
+/* The site of stack id `stack`, or NULL when no allocation used it. */
+const ar_hs_site_t *ar_heapstats_site(const ar_heapstats_t *s, uint32_t stack);
 
 /* Sizes by count, most frequent first (sorts the table in place). */
 const ar_hs_size_t *ar_heapstats_top_sizes(ar_heapstats_t *s, uint64_t *n);

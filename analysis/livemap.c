@@ -63,9 +63,15 @@ static ar_live_obj_t *find(const ar_livemap_t *m, uint64_t ptr)
 }
 
 /* Release o (reported to the caller) and leave a tombstone. */
+static void set_live(ar_livemap_t *m, unsigned __int128 v)
+{
+	m->live_exact = v;
+	m->live_bytes = v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
 static void release(ar_livemap_t *m, ar_live_obj_t *o, const ar_event_t *by)
 {
-	m->live_bytes -= o->bytes;
+	set_live(m, m->live_exact - o->bytes);
 	if (m->released)
 		m->released(m->ctx, o, by);
 	o->ptr = DELETED;
@@ -88,7 +94,7 @@ static int acquire(ar_livemap_t *m, const ar_live_obj_t *o)
 		m->tomb--;
 	m->slots[j] = *o;
 	m->len++;
-	m->live_bytes += o->bytes;
+	set_live(m, m->live_exact + o->bytes);
 	if (m->live_bytes > m->peak_live_bytes) {
 		m->peak_live_bytes = m->live_bytes;
 		m->peak_seq = o->born_seq;
@@ -120,7 +126,8 @@ static int pending_push(ar_livemap_t *m, const ar_live_obj_t *o)
 /* Acquire the pending results whose seq2 is below `before`. */
 static int pending_flush(ar_livemap_t *m, uint64_t before)
 {
-	while (m->npending && m->pending[0].born_seq < before) {
+	/* before == UINT64_MAX is the end: a seq2 of 2^64-1 is flushed too. */
+	while (m->npending && (m->pending[0].born_seq < before || before == UINT64_MAX)) {
 		ar_live_obj_t top = m->pending[0], last = m->pending[--m->npending];
 		uint64_t i = 0;
 		for (;;) { /* sift `last` down from the root */
@@ -154,8 +161,9 @@ int ar_livemap_advance(ar_livemap_t *m, uint64_t seq)
 
 uint64_t ar_event_request_bytes(const ar_event_t *e)
 {
-	if (e->op == AR_OP_CALLOC || e->op == AR_OP_REALLOCARRAY)
-		return e->count * e->size; /* the recorded call succeeded only without overflow */
+	uint64_t r;
+	if (e->op == AR_OP_CALLOC || e->op == AR_OP_REALLOCARRAY) /* a real call fails on overflow; */
+		return __builtin_mul_overflow(e->count, e->size, &r) ? UINT64_MAX : r; /* a trace may lie */
 	if (e->op == AR_OP_FREE)
 		return 0;
 	return e->size;

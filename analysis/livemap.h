@@ -39,7 +39,10 @@ typedef struct ar_livemap {
 	ar_live_obj_t *pending; /* realloc results waiting for their seq2: min-heap */
 	uint64_t npending, pending_cap;
 	uint64_t events; /* events applied */
+	/* Live and peak bytes, saturated at 2^64-1: a hostile trace may claim
+	 * blocks of any size (SPEC 5.5), so the exact sum is kept in 128 bits. */
 	uint64_t live_bytes, peak_live_bytes, peak_seq;
+	unsigned __int128 live_exact;
 	uint64_t unknown_frees; /* releases of pointers the trace never returned */
 	ar_live_released_fn released;
 	ar_live_acquired_fn acquired;
@@ -61,7 +64,15 @@ int ar_livemap_advance(ar_livemap_t *m, uint64_t seq);
 const ar_live_obj_t *ar_livemap_find(const ar_livemap_t *m, uint64_t ptr);
 /* Call fn for every object still live. */
 void ar_livemap_each(const ar_livemap_t *m, void (*fn)(void *ctx, const ar_live_obj_t *obj), void *ctx);
-/* Bytes an allocation event asked for (count * size for calloc). */
+/* Bytes an allocation event asked for (count * size for calloc, 2^64-1
+ * when that overflows). */
 uint64_t ar_event_request_bytes(const ar_event_t *e);
+
+/* a + b, or 2^64-1 when that overflows: totals of a trace's byte counts. */
+static inline uint64_t ar_sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 #endif

@@ -317,6 +317,11 @@ const ar_thread_info_t *ar_reader_thread(const ar_reader_t *r, uint32_t index);
 /* Frames of stack `id` (innermost first) and their number; NULL if unknown. */
 const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *depth);
 uint32_t ar_reader_stack_count(const ar_reader_t *r);
+/* The i-th stack (0 <= i < count) in order of definition: its id in *id
+ * and, like ar_reader_stack, its frames and their number; NULL past the
+ * end. Ids are the writer's (1 to 2^32-1, not necessarily dense): this is
+ * how to list them. */
+const uint64_t *ar_reader_stack_at(const ar_reader_t *r, uint32_t i, uint32_t *id, uint32_t *depth);
 uint32_t ar_reader_module_count(const ar_reader_t *r);
 const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i);
 

@@ -572,6 +572,26 @@ const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i)
 	return i < r->nmodules ? &r->modules[i] : NULL;
 }
 
+/* The frames of a defined stack: never NULL, also for depth 0 (SPEC 6.5
+ * allows it), when no frame array may exist yet. */
+static const uint64_t *stack_frames(const ar_reader_t *r, const stack_slot_t *s)
+{
+	static const uint64_t no_frames[1];
+	return s->depth ? &r->frames[s->first] : no_frames;
+}
+
+const uint64_t *ar_reader_stack_at(const ar_reader_t *r, uint32_t i, uint32_t *id, uint32_t *depth)
+{
+	if (i >= r->nstacks)
+		return NULL;
+	const stack_slot_t *s = &r->stacks[i];
+	if (id)
+		*id = s->id;
+	if (depth)
+		*depth = s->depth;
+	return stack_frames(r, s);
+}
+
 const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *depth)
 {
 	if (!r->stack_hash_cap)
@@ -583,5 +603,5 @@ const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *dep
 	const stack_slot_t *s = &r->stacks[*h - 1];
 	if (depth)
 		*depth = s->depth;
-	return &r->frames[s->first];
+	return stack_frames(r, s);
 }

@@ -85,10 +85,11 @@ static void test_counts(void)
 	for (int i = 0; i < nev; i++)
 		EXPECT(ar_heapstats_add(&s, &evs[i]) == 0);
 	EXPECT(ar_heapstats_finish(&s) == 0);
-	EXPECT_U64(s.sites[3].live_at_peak, 24576);
-	EXPECT_U64(s.sites[1].live_at_peak, 64);
-	EXPECT_U64(s.sites[2].live_at_peak, 0);
-	EXPECT_U64(s.sites[1].calls, 4);
+	EXPECT_U64(ar_heapstats_site(&s, 3)->live_at_peak, 24576);
+	EXPECT_U64(ar_heapstats_site(&s, 1)->live_at_peak, 64);
+	EXPECT_U64(ar_heapstats_site(&s, 2)->live_at_peak, 0);
+	EXPECT_U64(ar_heapstats_site(&s, 1)->calls, 4);
+	EXPECT(ar_heapstats_site(&s, 4) == NULL);
 	EXPECT_U64(s.events, 13); /* the second pass counted nothing twice */
 	ar_heapstats_free(&s);
 }
