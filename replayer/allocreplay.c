@@ -336,6 +336,16 @@ int main(int argc, char **argv)
 		if (strcmp(t.status, "complete"))
 			fprintf(stderr, "allocreplay: warning: trace %s is %s; replaying its valid prefix "
 					"(%llu events)\n", path, t.status, (unsigned long long)wl.hdr->events);
+		/* What the compiler could not replay as recorded (SPEC 5.5;
+		 * docs/RESULTS.md, traces.skipped_* and friends). */
+		const ar_wl_header_t *wh = wl.hdr;
+		if (wh->skipped_unknown_frees || wh->unknown_reallocs || wh->lost_blocks || wh->skipped_unknown_ops)
+			fprintf(stderr, "allocreplay: warning: trace %s: skipped %llu free(s) of pointers it never "
+					"returned and %llu event(s) of unknown ops; replayed %llu realloc(s) of such "
+					"pointers as realloc(NULL, n); %llu address(es) returned again while live "
+					"(their blocks stay allocated)\n", path,
+				(unsigned long long)wh->skipped_unknown_frees, (unsigned long long)wh->skipped_unknown_ops,
+				(unsigned long long)wh->unknown_reallocs, (unsigned long long)wh->lost_blocks);
 		if (access_pass && wl.hdr->nthreads != 1)
 			fprintf(stderr, "allocreplay: warning: --access-pass skipped for %s: it has %u "
 					"threads, and the pass supports single-thread traces only (another "
@@ -355,6 +365,9 @@ int main(int argc, char **argv)
 					fprintf(stderr, "%sallocreplay: %s on %s, repetition %u: %s: %s\n",
 						progress ? "\033[K" : "", allocs[ai].name, t.name, rep, r->status,
 						r->reason);
+				} else if (r->reason[0]) { /* ok, but NULLs the trace did not have */
+					fprintf(stderr, "%sallocreplay: warning: %s on %s, repetition %u: %s\n",
+						progress ? "\033[K" : "", allocs[ai].name, t.name, rep, r->reason);
 				}
 				if (ar_db_store_run(db, &t, &allocs[ai], &machine, options, r, err,
 						    sizeof err) < 0) {

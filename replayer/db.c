@@ -90,6 +90,13 @@ int ar_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 			goto fail;
 		}
 	}
+	/* A newer allocreplay may have migrated past us while we waited. */
+	if ((have = user_version(db)) > want) {
+		snprintf(err, cap, "database %s has schema version %d, newer than this allocreplay's %d: "
+			 "use a newer allocreplay or another --db", path, have, want);
+		sqlite3_close(db);
+		return -1;
+	}
 	*out = db;
 	return 0;
 fail:
@@ -115,6 +122,14 @@ static void b_text(sqlite3_stmt *st, int i, const char *s)
 static void b_u64(sqlite3_stmt *st, int i, uint64_t v)
 {
 	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* A byte count SQLite's signed integers must hold: a hostile trace's live
+ * bytes can reach 2^64-1 (workload.h), stored as 2^63-1 rather than as a
+ * negative number (docs/RESULTS.md). */
+static void b_bytes(sqlite3_stmt *st, int i, uint64_t v)
+{
+	sqlite3_bind_int64(st, i, v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
 }
 
 /* A scalar from the worker's report, or NULL when it did not report it. */
@@ -198,7 +213,7 @@ static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t 
 	b_u64(st, 8, w->nthreads);
 	b_u64(st, 9, w->calls);
 	b_u64(st, 10, w->trace_allocs);
-	b_u64(st, 11, w->peak_live_bytes);
+	b_bytes(st, 11, w->peak_live_bytes);
 	b_u64(st, 12, w->peak_live_blocks);
 	b_u64(st, 13, w->skipped_unknown_frees);
 	b_u64(st, 14, w->unknown_reallocs);
@@ -251,8 +266,8 @@ static int col(const char *name)
 }
 
 static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
-			 const ar_machine_t *m, const char *options, const ar_run_t *r, char *err,
-			 size_t cap)
+			 const ar_machine_t *m, const char *options, const ar_run_t *r,
+			 const char *uuid, char *err, size_t cap)
 {
 	char sql[4096] = "INSERT INTO runs (";
 	for (int i = 0; i < NRUNCOLS; i++) {
@@ -264,8 +279,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 	sqlite3_stmt *st;
 	if (prep(db, sql, &st, err, cap))
 		return -1;
-	char uuid[37], when[32];
-	new_uuid(uuid);
+	char when[32];
 	iso_utc(r->started_unix_ns, when, sizeof when);
 	b_text(st, col("run_uuid"), uuid);
 	b_text(st, col("trace_sha256"), t->sha256);
@@ -318,7 +332,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 		if (ar_run_scalar(r, "timer_overhead_median_ticks", &oh))
 			sqlite3_bind_double(st, col("timer_overhead_median_ns"), (double)oh / tpn);
 	}
-	b_u64(st, col("peak_live_bytes"), t->wl->peak_live_bytes);
+	b_bytes(st, col("peak_live_bytes"), t->wl->peak_live_bytes);
 	if (!sim && ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
 		uint64_t heap = peak > base ? peak - base : 0;
 		b_u64(st, col("peak_heap_rss_bytes"), heap);
@@ -441,21 +455,29 @@ fail:
 }
 
 int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
-			const ar_machine_t *m, const char *options, const ar_run_t *r, char *err,
+			const ar_machine_t *m, const char *options, ar_run_t *r, char *err,
 			size_t cap)
 {
-	char e2[64];
+	char e2[64], uuid[37];
+	r->run_uuid[0] = '\0';
 	if (exec(db, "BEGIN IMMEDIATE", err, cap) != 0)
 		return -1;
+	new_uuid(uuid);
 	int64_t id = -1;
 	if (store_trace(db, t, err, cap) == 0 && store_allocator(db, a, err, cap) == 0 &&
-	    store_run_row(db, t, a, m, options, r, err, cap) == 0) {
+	    store_run_row(db, t, a, m, options, r, uuid, err, cap) == 0) {
 		id = sqlite3_last_insert_rowid(db);
-		if (store_children(db, id, r, err, cap) != 0)
+		/* Latency, histogram, RSS samples, counters and allocator
+		 * statistics are stored for ok runs only: a failed run's are at
+		 * best those of a replay that stopped part-way, and a query must
+		 * not be able to pool them with whole ones (docs/RESULTS.md). */
+		if (!strcmp(r->status, AR_ST_OK) && store_children(db, id, r, err, cap) != 0)
 			id = -1;
 	}
-	if (id > 0 && exec(db, "COMMIT", err, cap) == 0)
+	if (id > 0 && exec(db, "COMMIT", err, cap) == 0) {
+		memcpy(r->run_uuid, uuid, sizeof uuid);
 		return id;
+	}
 	exec(db, "ROLLBACK", e2, sizeof e2);
 	return -1;
 }

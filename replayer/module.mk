@@ -68,10 +68,14 @@ $(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_comp
 # ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
 # xthread: producer/consumer with cross-thread frees, recorded by allocrec.
 # libfake.so: defines no malloc (a "wrong LD_PRELOAD"); libcrash.so: a malloc
-# that crashes after a few thousand calls (a crashing allocator).
+# that crashes after N calls (a crashing allocator); libnull.so: returns NULL
+# after N calls, always or with a probability (an allocator out of memory);
+# libhang.so: never returns from call N (a deadlocked allocator). The fault
+# libraries read their parameters from ALLOCRR_TEST_* (see each file).
 REPLAY_TEST_DIR := $(BUILD)/tests/replay
 REPLAY_TEST_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -O1 -g -fno-builtin -D_GNU_SOURCE
-REPLAY_TEST_BINS := $(REPLAY_TEST_DIR)/xthread $(REPLAY_TEST_DIR)/libfake.so $(REPLAY_TEST_DIR)/libcrash.so
+REPLAY_TEST_BINS := $(REPLAY_TEST_DIR)/xthread $(REPLAY_TEST_DIR)/libfake.so $(REPLAY_TEST_DIR)/libcrash.so \
+	$(REPLAY_TEST_DIR)/libnull.so $(REPLAY_TEST_DIR)/libhang.so
 
 $(REPLAY_TEST_DIR)/xthread: replayer/tests/xthread.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -73,6 +73,7 @@ typedef struct ar_run {
 	ar_kv_t *astats;
 	size_t nastats;
 	char stderr_tail[2048];
+	char run_uuid[37]; /* runs.run_uuid once ar_db_store_run committed it, else "" */
 } ar_run_t;
 
 /* Scalar `name` of a run; 1 and *v when the worker reported it, else 0. */
@@ -130,9 +131,12 @@ typedef struct sqlite3 sqlite3;
 int ar_db_open(const char *path, sqlite3 **db, char *err, size_t errcap);
 void ar_db_close(sqlite3 *db);
 /* Store one run (and its trace, allocator rows when new) in one
- * transaction. Returns the new run_id (> 0), or -1 with err. */
+ * transaction; the run's child rows (latency, histogram, rss_samples,
+ * counters, allocator_stats) only when its status is ok. Returns the new
+ * run_id (> 0) and sets r->run_uuid once committed, or -1 with err (and
+ * nothing of the run stored). */
 int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
-			const ar_machine_t *m, const char *options, const ar_run_t *r, char *err,
+			const ar_machine_t *m, const char *options, ar_run_t *r, char *err,
 			size_t errcap);
 /* Current schema version (PRAGMA user_version written by migrations). */
 int ar_db_schema_version(void);

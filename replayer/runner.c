@@ -4,7 +4,9 @@
  * allocator's library (removed entirely for glibc, and never inherited from
  * our own environment), the report read from a pipe on fd 3, the worker's
  * stderr kept (its tail goes into the reason of a failed run), a deadline
- * after which the worker is SIGKILLed, and the exit status classified.
+ * after which the worker is SIGKILLed, and the exit status classified. The
+ * worker dies with allocreplay (PR_SET_PDEATHSIG); a report cut short (no Z
+ * line) is discarded whole, never stored as numbers.
  * With --counters sim the worker runs under valgrind's callgrind
  * (sim_callgrind.h): LD_PRELOAD passes through valgrind to the worker
  * (callgrind replaces no malloc, so the worker's allocator proof holds), the
@@ -12,12 +14,15 @@
  * counters with source "sim" and removed. Status:
  *
  *   ok               complete report, allocator proven, no error line
+ *                    (reason set when the allocator returned NULL where
+ *                    the trace's call succeeded: failed_allocs, skipped_ops)
  *   wrong_allocator  the worker found another library serving malloc
  *   unsupported      the trace calls a function the allocator lacks
  *   timeout          no complete report within --timeout; killed
  *   oom              killed by SIGKILL we did not send (the cgroup's
  *                    memory.events oom_kill count is checked when readable)
- *   crashed          killed by another signal, or exited without a report
+ *   crashed          killed by another signal (or by a SIGKILL the cgroup's
+ *                    oom_kill count rules out), or exited without a report
  *   error            the worker reported a failure (e.g. a dependency wait
  *                    that never ended) or could not be executed
  */
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,25 +97,51 @@ static void set_status(ar_run_t *r, const char *status, const char *reason)
 	copy(r->reason, sizeof r->reason, reason);
 }
 
-/* oom_kill count of our cgroup (cgroup v2), or -1 when unreadable. */
-static long cgroup_oom_kills(void)
+/* The "oom_kill N" figure of a cgroup file, or -1. */
+static long read_oom_kill(const char *path)
 {
-	char path[512] = "/sys/fs/cgroup", line[256];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (f) {
-		if (fgets(line, sizeof line, f) && !strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(path, sizeof path, "/sys/fs/cgroup%s", line + 3);
-		}
-		fclose(f);
-	}
-	strncat(path, "/memory.events", sizeof path - strlen(path) - 1);
+	char line[256];
 	long n = -1;
-	if ((f = fopen(path, "re"))) {
+	FILE *f = fopen(path, "re");
+	if (f) {
 		while (fgets(line, sizeof line, f))
 			if (sscanf(line, "oom_kill %ld", &n) == 1)
 				break;
 		fclose(f);
+	}
+	return n;
+}
+
+/* oom_kill count of our cgroup, or -1 when unreadable: cgroup v2's
+ * memory.events, else (cgroup v1, or a hybrid mount whose v2 tree has no
+ * memory controller, as on our VMs) the memory controller's
+ * memory.oom_control, which has the same count since Linux 4.13. */
+static long cgroup_oom_kills(void)
+{
+	char v2[256] = "", v1[256] = "", line[512], path[600];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f) {
+		while (fgets(line, sizeof line, f)) {
+			line[strcspn(line, "\n")] = '\0';
+			char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+			if (!c2)
+				continue;
+			*c1 = *c2 = '\0'; /* line = hierarchy id, c1 + 1 = controllers */
+			if (!strcmp(line, "0") && c1[1] == '\0') /* "0::/path" */
+				snprintf(v2, sizeof v2, "%s", c2 + 1);
+			else if (strstr(c1 + 1, "memory")) /* "4:memory:/path" */
+				snprintf(v1, sizeof v1, "%s", c2 + 1);
+		}
+		fclose(f);
+	}
+	long n = -1;
+	if (v2[0]) {
+		snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.events", v2);
+		n = read_oom_kill(path);
+	}
+	if (n < 0 && v1[0]) {
+		snprintf(path, sizeof path, "/sys/fs/cgroup/memory%s/memory.oom_control", v1);
+		n = read_oom_kill(path);
 	}
 	return n;
 }
@@ -216,6 +248,25 @@ static void parse_report(ar_run_t *r, char *buf)
 			r->complete = 1;
 			break;
 		}
+	}
+}
+
+/* A report without its Z line was cut off by the worker's death: a line
+ * may be cut in the middle ("S calls 12" of "S calls 1234567"), so nothing
+ * in it is a measurement. Keep only what proves the allocator (V line). */
+static void drop_partial_report(ar_run_t *r)
+{
+	free(r->scalars);
+	free(r->rss);
+	free(r->counters);
+	free(r->astats);
+	r->scalars = NULL;
+	r->rss = NULL;
+	r->counters = r->astats = NULL;
+	r->nscalars = r->nrss = r->ncounters = r->nastats = 0;
+	for (int k = 0; k <= AR_WL_NCALLS; k++) {
+		free(r->hist[k]);
+		r->hist[k] = NULL;
 	}
 }
 
@@ -372,8 +423,17 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	const char *exe = sim ? o->valgrind : o->worker;
 	long oom_before = cgroup_oom_kills();
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* A worker must not outlive allocreplay: killed (SIGKILL, SIGTERM,
+		 * a closed terminal), allocreplay cannot reap it, and a hanging
+		 * allocator would then spin or sleep forever, holding a CPU the
+		 * next measurement needs. The kernel kills it with its parent;
+		 * the getppid check closes the window where the parent died
+		 * before prctl. The setting survives execve (also valgrind's). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(126);
 		/* Child: fd 3 = report pipe, fd 2 = stderr pipe; dup2 clears CLOEXEC. */
 		if (dup2(rep[1], 3) < 0 || dup2(errp[1], 2) < 0)
 			_exit(126);
@@ -456,10 +516,16 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	if (buf) {
+		/* A last line without its newline was cut by the worker's death:
+		 * parse only whole lines. */
+		while (len > 0 && buf[len - 1] != '\n')
+			len--;
 		buf[len] = '\0';
 		parse_report(r, buf);
 		free(buf);
 	}
+	if (!r->complete)
+		drop_partial_report(r);
 	for (char *s = r->stderr_tail; *s; s++)
 		if (*s == '\n')
 			*s = ' ';
@@ -472,10 +538,17 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	} else if (WIFSIGNALED(ws)) {
 		int sig = WTERMSIG(ws);
 		long oom_after = cgroup_oom_kills();
-		if (sig == SIGKILL) {
+		if (sig == SIGKILL && oom_before >= 0 && oom_after == oom_before) {
+			/* The cgroup counts every OOM kill: this one came from
+			 * elsewhere (a user, a test, a supervisor). */
+			snprintf(why, sizeof why, "killed by signal %d (%s), which allocreplay did not send; "
+				 "not the OOM killer (the cgroup's oom_kill count did not change)", sig,
+				 strsignal(sig));
+			set_status(r, AR_ST_CRASHED, why);
+		} else if (sig == SIGKILL) {
 			snprintf(why, sizeof why, "killed by SIGKILL, which allocreplay did not send%s",
 				 oom_after > oom_before && oom_before >= 0
-					 ? " (memory.events oom_kill went up: the OOM killer)"
+					 ? " (the cgroup's oom_kill count went up: the OOM killer)"
 					 : " (most likely the OOM killer)");
 			set_status(r, AR_ST_OOM, why);
 		} else {
@@ -492,6 +565,19 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 		set_status(r, AR_ST_CRASHED, why);
 	} else if (!strcmp(r->status, AR_ST_ERROR) && !r->reason[0]) {
 		set_status(r, AR_ST_OK, ""); /* complete, no E line */
+		/* The allocator returned NULL where the program's call had
+		 * succeeded: still a measurement (of an allocator out of
+		 * memory), but of fewer blocks than the trace's, so say so. */
+		uint64_t nulls = 0, skipped = 0;
+		ar_run_scalar(r, "unexpected_failed_allocs", &nulls);
+		ar_run_scalar(r, "skipped_ops", &skipped);
+		if (nulls || skipped) {
+			snprintf(why, sizeof why, "%llu allocation(s) returned NULL where the traced call "
+				 "succeeded; %llu free/realloc op(s) on the missing blocks skipped (not "
+				 "called, not timed): fewer live blocks than the trace",
+				 (unsigned long long)nulls, (unsigned long long)skipped);
+			copy(r->reason, sizeof r->reason, why);
+		}
 	}
 	if (sim)
 		sim_counters(r, a, o->worker, profile);

@@ -221,6 +221,12 @@ void ar_json_runs(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, si
 		const ar_run_t *r = runs[i];
 		fprintf(out, "%s\n  {\"allocator\":", i ? "," : "");
 		json_str(out, r->allocator);
+		/* null when the run could not be stored */
+		fputs(",\"run_uuid\":", out);
+		if (r->run_uuid[0])
+			json_str(out, r->run_uuid);
+		else
+			fputs("null", out);
 		fprintf(out, ",\"repetition\":%d,\"status\":", r->repetition);
 		json_str(out, r->status);
 		fputs(",\"reason\":", out);

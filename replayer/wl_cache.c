@@ -1,8 +1,10 @@
 /*
  * wl_cache.c — the workload cache (see wl_cache.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,40 @@ static int cache_dir(char *out, size_t cap)
 	return snprintf(out, cap, "%s/.cache/allocrr", d) < (int)cap ? 0 : -1;
 }
 
+/* Remove <out>.tmp.<pid> files whose process is gone: an allocreplay
+ * killed while compiling leaves its temporary workload behind (as large as
+ * the workload), and nobody else would ever remove it. A live process's
+ * file (a concurrent compile) is left alone; a reused pid only delays the
+ * sweep to a later run. */
+static void sweep_dead_tmp(const char *dir, const char *out)
+{
+	const char *base = strrchr(out, '/');
+	base = base ? base + 1 : out;
+	char prefix[NAME_MAX + 1];
+	int plen = snprintf(prefix, sizeof prefix, "%s.tmp.", base);
+	DIR *d = opendir(dir);
+	if (!d || plen <= 0 || plen >= (int)sizeof prefix) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+			continue;
+		char *end;
+		long pid = strtol(e->d_name + plen, &end, 10);
+		if (*end || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			char path[PATH_MAX + NAME_MAX + 2];
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
 int ar_wl_cache_get(const char *trace_path, const char *sha256, char *out, size_t outcap, int *hit,
 		    char *err, size_t errcap)
 {
@@ -68,6 +104,7 @@ int ar_wl_cache_get(const char *trace_path, const char *sha256, char *out, size_
 			return 0;
 		}
 	}
+	sweep_dead_tmp(dir, out);
 	char tmp[PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
 	ar_error_t e;

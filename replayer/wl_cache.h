@@ -6,7 +6,8 @@
  * format change never reads an old file; a file that fails ar_wl_open()'s
  * checks is recompiled. Writers compile into a temporary file in the same
  * directory and rename() it into place: concurrent allocreplays never see a
- * half-written workload.
+ * half-written workload. The temporary file of a writer that was killed
+ * (named .tmp.<pid>) is removed by the next writer of the same workload.
  */
 #ifndef AR_WL_CACHE_H
 #define AR_WL_CACHE_H

@@ -14,6 +14,8 @@
  *     input at seq and owns its result only at seq2, and an event of another
  *     thread may sit in between (it may even free the address the realloc
  *     will return), so the result enters the table when the merge passes seq2.
+ * One stream per trace thread with events, at most AR_WL_MAX_THREADS (a
+ * trace with more is refused, AR_ELIMIT); thread indices may be sparse.
  * The ops are written straight into the mapped output file: each thread's
  * array is sized from the reader's per-thread event counts (plus room for
  * sample markers), so nothing grows with the trace in memory.
@@ -175,8 +177,9 @@ typedef struct comp {
 	ar_wl_header_t *hdr;
 	ar_wl_thread_t *thr;
 	ar_wl_op_t **ops;
-	uint32_t *tmap; /* trace thread index -> stream, NONE32 if absent */
+	uint32_t *tmap; /* trace thread index -> stream, NONE32 if absent (dense indices) */
 	uint32_t tmap_len;
+	uint64_t *tsorted; /* else: (index << 32 | stream), sorted, nthr entries */
 	amap_t addr;
 	cslot_t *slots;
 	uint32_t nslots, slots_cap;
@@ -184,7 +187,10 @@ typedef struct comp {
 	flist_t *tfree;  /* per stream */
 	pending_t *pend;
 	uint32_t npend, pend_cap;
-	uint64_t live_bytes, live_blocks;
+	/* 128 bits: a hostile trace may claim blocks of 2^64-1 bytes (SPEC
+	 * 5.5 sets no bound); the header gets the sum saturated (live64). */
+	unsigned __int128 live_bytes;
+	uint64_t live_blocks;
 	uint64_t gops;     /* ops emitted, all streams */
 	uint64_t *g_last;  /* per stream: gops after its last op */
 	uint64_t *sync_budget; /* per stream: SYNC ops it may still hold */
@@ -192,6 +198,36 @@ typedef struct comp {
 	ar_error_t *err;
 	const char *path;
 } comp_t;
+
+static uint64_t live64(const comp_t *c)
+{
+	return c->live_bytes > UINT64_MAX ? UINT64_MAX : (uint64_t)c->live_bytes;
+}
+
+/* The stream of trace thread `index`, or NONE32. */
+static uint32_t stream_of(const comp_t *c, uint32_t index)
+{
+	if (c->tmap)
+		return index < c->tmap_len ? c->tmap[index] : NONE32;
+	size_t lo = 0, hi = c->nthr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t k = (uint32_t)(c->tsorted[mid] >> 32);
+		if (k == index)
+			return (uint32_t)c->tsorted[mid];
+		if (k < index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NONE32;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
 
 static int errf(comp_t *c, int code, const char *what)
 {
@@ -335,7 +371,7 @@ static int acquire(comp_t *c, uint64_t addr, uint32_t s, uint64_t request)
 		/* A new peak, reached by the op that link_op recorded last on s
 		 * (also for a realloc acquired late, at its seq2): --access-pass
 		 * walks the live blocks right after it (workload.h). */
-		c->hdr->peak_live_bytes = c->live_bytes;
+		c->hdr->peak_live_bytes = live64(c);
 		c->hdr->peak_thread = sl->last_thread;
 		c->hdr->peak_op = sl->last_op + 1;
 	}
@@ -349,7 +385,7 @@ static int flush_pending(comp_t *c, uint64_t seq)
 {
 	for (uint32_t i = 0; i < c->npend;) {
 		pending_t *p = &c->pend[i];
-		if (p->seq2 < seq) {
+		if (p->seq2 < seq || seq == UINT64_MAX) { /* UINT64_MAX: the end, flush all */
 			int rc = acquire(c, p->addr, p->slot, p->request);
 			if (rc)
 				return rc;
@@ -529,22 +565,38 @@ static uint64_t sync_budget(uint64_t events, uint32_t nthreads)
 
 static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **map, size_t *bytes)
 {
-	uint32_t n = ar_reader_thread_count(r);
+	/* One stream per thread with events: threads the metadata declares
+	 * but that made no heap call have nothing to replay (SPEC 6.2). */
+	uint32_t nall = ar_reader_thread_count(r), n = 0;
+	for (uint32_t i = 0; i < nall; i++)
+		n += ar_reader_thread_at(r, i)->events != 0;
+	if (n > AR_WL_MAX_THREADS) {
+		snprintf(c->err->msg, sizeof c->err->msg,
+			 "%s: %u threads make heap calls; a replay runs one thread per traced thread and "
+			 "supports at most %u (docs/RESULTS.md)", c->path, n, AR_WL_MAX_THREADS);
+		return c->err->code = AR_ELIMIT;
+	}
+	const ar_thread_info_t **tis = calloc(n ? n : 1, sizeof *tis);
+	if (!tis)
+		return errf(c, AR_ENOMEM, "out of memory");
+	for (uint32_t i = 0, k = 0; i < nall; i++)
+		if (ar_reader_thread_at(r, i)->events)
+			tis[k++] = ar_reader_thread_at(r, i);
 	if (n == 0)
 		n = 1; /* an empty trace still replays: one thread, no ops */
 	uint64_t events = ar_reader_event_count(r);
 	uint64_t marks = events < AR_WL_SAMPLES ? events : AR_WL_SAMPLES;
 	uint64_t off = align_up(sizeof(ar_wl_header_t) + (uint64_t)n * sizeof(ar_wl_thread_t));
 	uint64_t *caps = calloc(n, sizeof *caps);
-	if (!caps)
-		return errf(c, AR_ENOMEM, "out of memory");
 	uint64_t *offs = calloc(n, sizeof *offs);
-	if (!offs) {
+	if (!caps || !offs) {
 		free(caps);
+		free(offs);
+		free(tis);
 		return errf(c, AR_ENOMEM, "out of memory");
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const ar_thread_info_t *ti = ar_reader_thread_count(r) ? ar_reader_thread_at(r, i) : NULL;
+		const ar_thread_info_t *ti = tis[i];
 		caps[i] = (ti ? ti->events : 0) + marks + 1 + sync_budget(events, n);
 		offs[i] = off;
 		off += align_up(caps[i] * sizeof(ar_wl_op_t));
@@ -556,6 +608,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 			close(fd);
 		free(caps);
 		free(offs);
+		free(tis);
 		c->err->sys_errno = e;
 		snprintf(c->err->msg, sizeof c->err->msg, "cannot create workload %s: %s", out_path,
 			 strerror(e));
@@ -567,6 +620,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	if (m == MAP_FAILED) {
 		free(caps);
 		free(offs);
+		free(tis);
 		snprintf(c->err->msg, sizeof c->err->msg, "mmap %s: %s", out_path, strerror(e));
 		return c->err->code = AR_EIO;
 	}
@@ -583,26 +637,39 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	if (c->tfree)
 		memset(c->tfree, 0xff, n * sizeof *c->tfree);
 	int rc = 0;
+	/* Thread indices are the writer's choice (SPEC 6.4: not necessarily
+	 * dense, up to 2^32-1): a direct table when they are small, else a
+	 * sorted array searched per event. */
 	uint32_t maxidx = 0;
-	for (uint32_t i = 0; i < ar_reader_thread_count(r); i++)
-		if (ar_reader_thread_at(r, i)->index > maxidx)
-			maxidx = ar_reader_thread_at(r, i)->index;
-	c->tmap_len = maxidx + 1;
-	c->tmap = malloc((size_t)c->tmap_len * sizeof *c->tmap);
-	if (!c->ops || !c->tmap || !c->tfree) {
+	for (uint32_t i = 0; tis[0] && i < n; i++)
+		if (tis[i]->index > maxidx)
+			maxidx = tis[i]->index;
+	if (maxidx < 65536) {
+		c->tmap_len = maxidx + 1;
+		c->tmap = malloc((size_t)c->tmap_len * sizeof *c->tmap);
+	} else {
+		c->tsorted = malloc((size_t)n * sizeof *c->tsorted);
+	}
+	if (!c->ops || (!c->tmap && !c->tsorted) || !c->tfree) {
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	} else {
-		memset(c->tmap, 0xff, (size_t)c->tmap_len * sizeof *c->tmap);
+		if (c->tmap)
+			memset(c->tmap, 0xff, (size_t)c->tmap_len * sizeof *c->tmap);
 		for (uint32_t i = 0; i < n; i++) {
-			const ar_thread_info_t *ti = ar_reader_thread_count(r) ? ar_reader_thread_at(r, i) : NULL;
+			const ar_thread_info_t *ti = tis[i];
 			c->thr[i].trace_index = ti ? ti->index : 0;
 			c->thr[i].offset = offs[i];
 			c->thr[i].capacity = caps[i];
 			c->ops[i] = (ar_wl_op_t *)((char *)m + offs[i]);
-			if (ti)
+			if (ti && c->tmap)
 				c->tmap[ti->index] = i;
+			else if (c->tsorted)
+				c->tsorted[i] = (uint64_t)(ti ? ti->index : 0) << 32 | i;
 		}
+		if (c->tsorted)
+			qsort(c->tsorted, n, sizeof *c->tsorted, cmp_u64);
 	}
+	free(tis);
 	c->nthr = n;
 	c->g_last = calloc(n, sizeof *c->g_last);
 	c->sync_budget = malloc(n * sizeof *c->sync_budget);
@@ -645,18 +712,18 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 		goto out;
 	}
 	while ((more = ar_wld_next(&dec, &e)) == 1) {
-		if (e.thread >= c.tmap_len || c.tmap[e.thread] == NONE32) {
+		uint32_t t = stream_of(&c, e.thread);
+		if (t == NONE32) {
 			rc = errf(&c, AR_EFORMAT, "an event names a thread the trace does not describe");
 			goto out;
 		}
-		uint32_t t = c.tmap[e.thread];
 		if (c.npend && (rc = flush_pending(&c, e.seq)) != 0)
 			goto out;
 		sync_before(&c, t);
 		if ((rc = process(&c, t, &e)) != 0)
 			goto out;
 		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
-		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, c.live_bytes) >= 0)
+		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, live64(&c)) >= 0)
 			c.hdr->nsamples++;
 	}
 	ar_wld_finish(&dec); /* the reader is ours again */
@@ -667,7 +734,7 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 	c.hdr->trace_status = more < 0 ? AR_STATUS_CORRUPT : (uint32_t)ar_reader_status(r);
 	c.hdr->events = k;
 	c.hdr->nslots = c.nslots;
-	c.hdr->final_live_bytes = c.live_bytes;
+	c.hdr->final_live_bytes = live64(&c);
 	if (sha256)
 		snprintf(c.hdr->trace_sha256, sizeof c.hdr->trace_sha256, "%s", sha256);
 	c.hdr->compile_ns = now_ns() - t0;
@@ -687,6 +754,7 @@ out:
 	free(c.pend);
 	free(c.ops);
 	free(c.tmap);
+	free(c.tsorted);
 	free(c.tfree);
 	free(c.g_last);
 	free(c.sync_budget);

@@ -39,6 +39,8 @@ typedef struct ar_wthread {
 	uint64_t nops;
 	ar_hist_t *hist[AR_WL_NCALLS]; /* NULL for kinds this thread never calls */
 	uint64_t calls, failed_allocs, leaked_blocks;
+	uint64_t unexpected_failed_allocs; /* NULL where the traced call succeeded */
+	uint64_t skipped_ops; /* frees/reallocs of a block the replay never got */
 	uint64_t allocs_expected, frees_expected; /* what the allocator must count */
 	uint64_t dep_waits, dep_blocked;
 	uint64_t sync_waits; /* SYNC ops that found the other stream behind */

@@ -377,6 +377,8 @@ int main(int argc, char **argv)
 		ar_wthread_t *t = &ar_wk.th[i];
 		sum.calls += t->calls;
 		sum.failed_allocs += t->failed_allocs;
+		sum.unexpected_failed_allocs += t->unexpected_failed_allocs;
+		sum.skipped_ops += t->skipped_ops;
 		sum.leaked_blocks += t->leaked_blocks;
 		sum.allocs_expected += t->allocs_expected;
 		sum.frees_expected += t->frees_expected;
@@ -441,6 +443,8 @@ int main(int argc, char **argv)
 	ar_rpt_kv(&rpt, 'S', "voluntary_ctx_switches", (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw));
 	ar_rpt_kv(&rpt, 'S', "involuntary_ctx_switches", (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw));
 	ar_rpt_kv(&rpt, 'S', "failed_allocs", sum.failed_allocs);
+	ar_rpt_kv(&rpt, 'S', "unexpected_failed_allocs", sum.unexpected_failed_allocs);
+	ar_rpt_kv(&rpt, 'S', "skipped_ops", sum.skipped_ops);
 	ar_rpt_kv(&rpt, 'S', "leaked_blocks", sum.leaked_blocks);
 	ar_rpt_kv(&rpt, 'S', "dep_waits", sum.dep_waits);
 	ar_rpt_kv(&rpt, 'S', "dep_blocked", sum.dep_blocked);

@@ -6,9 +6,11 @@
  * fenced TSC reads, then — outside the timed window — record the latency,
  * store the result in the slot, touch the new block per the touch policy,
  * publish the slot to a waiting consumer (release), and fold the op into
- * the checksum. RSS sample markers read /proc/self/statm through an fd
- * opened at start-up (not under --counters sim: what a read costs depends
- * on the number read, and simulated counts must repeat exactly). With
+ * the checksum. A NULL result is counted, never dereferenced; a later free
+ * or realloc of that missing block is skipped and counted. RSS sample
+ * markers read /proc/self/statm through an fd opened at start-up (not
+ * under --counters sim: what a read costs depends on the number read, and
+ * simulated counts must repeat exactly). With
  * --access-pass, the thread whose op reached the live-bytes peak runs the
  * locality pass (worker_access.c) right after that op. With --timing none (worker_main.c) the same loop runs
  * without clock reads or histograms: what the harness alone costs per op
@@ -264,6 +266,18 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
 		void *p = NULL;
 		uint64_t a = 0, b = 0;
+		/* A free or realloc of a block this replay does not have: its
+		 * allocation returned NULL here although the trace's succeeded
+		 * (or realloc(p, 0) already freed it). Calling free(NULL) or
+		 * realloc(NULL, n) would time and count a call the program never
+		 * made, so the op is skipped, and counted (skipped_ops); its
+		 * SIGNAL and checksum still happen, so other streams proceed. */
+		if (!in && s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC) &&
+		    (op->kind == AR_WL_FREE || op->kind == AR_WL_REALLOC ||
+		     op->kind == AR_WL_REALLOCARRAY)) {
+			t->skipped_ops++;
+			goto next;
+		}
 		switch (op->kind) {
 		case AR_WL_MALLOC:
 			TIMED(p = malloc(op->size));
@@ -332,6 +346,8 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 				slots[s] = NULL;
 			} else if (request_of(op) != 0 || !in) {
 				t->failed_allocs++;
+				if (!(op->flags & AR_WL_F_TRACE_NULL))
+					t->unexpected_failed_allocs++;
 			}
 		} else if (p) {
 			t->allocs_expected++;
@@ -347,7 +363,10 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 					 : request_of(op));
 		} else {
 			t->failed_allocs++;
+			if (!(op->flags & AR_WL_F_TRACE_NULL))
+				t->unexpected_failed_allocs++;
 		}
+	next:
 		if (op->flags & AR_WL_F_SIGNAL)
 			signal_token(&ar_wk.slot_tok[s]);
 		sum = (sum ^ ((uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)s << 32)) *

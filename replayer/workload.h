@@ -45,7 +45,12 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 3 /* 3: peak_thread/peak_op (allocreplay --access-pass) */
+#define AR_WL_VERSION 4 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+			   * for threads with events, live bytes saturate at 2^64-1 */
+/* Replay threads at most: one per traced thread with events, all alive at
+ * once in the worker (1 MiB stack each). A trace with more is refused when
+ * compiled (AR_ELIMIT), not started and killed by the thread limit. */
+#define AR_WL_MAX_THREADS 4096
 #define AR_WL_ALIGN 4096
 /* A slot freed by another thread is reused only once this many events have
  * passed in trace order: the dependency it adds is then almost always

@@ -1,12 +1,20 @@
 /*
- * libcrash.so — a crashing allocator for tests/e2e/replay_failures.sh: the
- * whole malloc API, forwarded to glibc's own entry points, except that call
- * number ALLOCRR_TEST_CRASH_AFTER (default 2000) dies with SIGSEGV. The
- * worker must come back as a "crashed" run while other allocators succeed.
+ * libcrash.so — a crashing allocator for tests/e2e/replay_failures.sh and
+ * torture_replay_faults.sh: the whole malloc API, forwarded to glibc's own
+ * entry points, except that call number ALLOCRR_TEST_CRASH_AFTER (default
+ * 2000) dies. ALLOCRR_TEST_CRASH_HOW says how: "segv" (default, raise
+ * SIGSEGV), "deref" (a real store through a wild pointer), "abort"
+ * (SIGABRT, as a failed heap consistency check would), or "exit" (_exit(0)
+ * in the middle of the call: the worker vanishes with a success status but
+ * no report). The worker must come back as a "crashed" run while other
+ * allocators succeed.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -18,16 +26,31 @@ extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
 
-static unsigned long calls, limit;
+static _Atomic unsigned long calls;
+
+static void die(void)
+{
+	const char *how = getenv("ALLOCRR_TEST_CRASH_HOW");
+	if (how && !strcmp(how, "abort"))
+		abort();
+	if (how && !strcmp(how, "exit"))
+		_exit(0);
+	if (how && !strcmp(how, "deref")) {
+		volatile char *wild = (volatile char *)(uintptr_t)16;
+		*wild = 1;
+	}
+	raise(SIGSEGV);
+}
 
 static void tick(void)
 {
+	static unsigned long limit;
 	if (!limit) {
 		const char *e = getenv("ALLOCRR_TEST_CRASH_AFTER");
 		limit = e ? strtoul(e, NULL, 10) : 2000;
 	}
-	if (++calls >= limit)
-		raise(SIGSEGV);
+	if (atomic_fetch_add(&calls, 1) + 1 >= limit)
+		die();
 }
 
 EXPORT void *malloc(size_t n) { tick(); return __libc_malloc(n); }

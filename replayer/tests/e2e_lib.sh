@@ -25,3 +25,72 @@ for f in "$AR" "$B/bin/allocreplay-worker"; do
 	[ -x "$f" ] || { echo "missing $f: build first"; exit 77; }
 done
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
+
+# ---- for the torture scripts (tests/e2e/torture_replay_*.sh) ----------------------
+# SCALE multiplies their iterations (make torture sets it); RANDOM is seeded
+# from ALLOCRR_TORTURE_SEED when given, so a failing sequence can be replayed
+# (each script prints its seed in its tally line).
+SCALE=${ALLOCRR_TORTURE_SCALE:-1}
+case $SCALE in '' | *[!0-9]* | 0) echo "ALLOCRR_TORTURE_SCALE must be a positive integer"; exit 1 ;; esac
+SEED=${ALLOCRR_TORTURE_SEED:-$(( $(date +%s%N) % 1000000 ))}
+RANDOM=$SEED
+# A pause without forking sleep(1): read from a pipe nobody writes.
+exec {snooze_fd}<> <(:)
+snooze() { read -r -t "$1" -u "$snooze_fd" _ || :; }
+# rnd N: a random integer in [0, N).
+rnd() { echo $(( (RANDOM * 32768 + RANDOM) % $1 )); }
+
+# The database promises of docs/RESULTS.md ("What a stored run promises"):
+# db_integrity DB prints "ok" when PRAGMA integrity_check and
+# foreign_key_check find nothing, else what they found.
+db_integrity() {
+	local ic fk
+	ic=$(q "$1" 'PRAGMA integrity_check' 2>&1)
+	fk=$(q "$1" 'PRAGMA foreign_key_check' 2>&1)
+	if [ "$ic" = ok ] && [ -z "$fk" ]; then echo ok; else echo "integrity: $ic; foreign keys: $fk"; fi
+}
+# db_partial DB prints how many runs break "a run is whole or absent":
+# an ok run must have ops, latency rows for 'all' and per op whose counts
+# equal ops, histogram buckets summing to ops, as many rss_samples as the
+# trace's other ok runs (at least one), and its 7 perf counter rows (value
+# or reason); a run that is not ok must have a reason and no child rows;
+# and no child row may lack its run.
+PARTIAL_SQL="
+WITH ok AS (SELECT run_id, trace_sha256, ops, counters_source FROM runs WHERE status = 'ok'),
+rss AS (SELECT run_id, count(*) AS n FROM rss_samples GROUP BY run_id),
+want_rss AS (SELECT o.trace_sha256, max(coalesce(rss.n, 0)) AS m FROM ok o
+             LEFT JOIN rss USING (run_id) GROUP BY o.trace_sha256)
+SELECT
+ (SELECT count(*) FROM ok o WHERE o.ops IS NULL
+   OR coalesce((SELECT count FROM latency l WHERE l.run_id = o.run_id AND l.op = 'all'), -1) <> o.ops
+   OR coalesce((SELECT sum(count) FROM latency l WHERE l.run_id = o.run_id AND l.op <> 'all'), -1) <> o.ops
+   OR coalesce((SELECT sum(count) FROM histogram h WHERE h.run_id = o.run_id), -1) <> o.ops
+   OR coalesce((SELECT n FROM rss WHERE rss.run_id = o.run_id), 0) = 0
+   OR (SELECT n FROM rss WHERE rss.run_id = o.run_id)
+      <> (SELECT m FROM want_rss w WHERE w.trace_sha256 = o.trace_sha256)
+   OR (o.counters_source = 'perf' AND (SELECT count(*) FROM counters c WHERE c.run_id = o.run_id
+        AND (c.value IS NOT NULL OR c.reason IS NOT NULL)) <> 7))
+ + (SELECT count(*) FROM runs r WHERE r.status <> 'ok' AND (coalesce(r.reason, '') = ''
+   OR EXISTS (SELECT 1 FROM latency x WHERE x.run_id = r.run_id)
+   OR EXISTS (SELECT 1 FROM histogram x WHERE x.run_id = r.run_id)
+   OR EXISTS (SELECT 1 FROM rss_samples x WHERE x.run_id = r.run_id)
+   OR EXISTS (SELECT 1 FROM counters x WHERE x.run_id = r.run_id)
+   OR EXISTS (SELECT 1 FROM allocator_stats x WHERE x.run_id = r.run_id)))
+ + (SELECT count(*) FROM (SELECT run_id FROM latency UNION ALL SELECT run_id FROM histogram
+     UNION ALL SELECT run_id FROM rss_samples UNION ALL SELECT run_id FROM counters
+     UNION ALL SELECT run_id FROM allocator_stats) WHERE run_id NOT IN (SELECT run_id FROM runs));"
+# A database whose creation was interrupted between two schema migrations
+# (each one transaction) is an older schema without runs: its count of runs
+# is what it prints then.
+db_partial() {
+	if [ "$(q "$1" "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'counters_source'")" = 1 ]; then
+		q "$1" "$PARTIAL_SQL"
+	elif [ "$(q "$1" "SELECT count(*) FROM pragma_table_info('runs')")" != 0 ]; then
+		q "$1" "SELECT count(*) FROM runs"
+	else
+		echo 0
+	fi
+}
+# live_workers: allocreplay-worker processes of this test (their workload
+# lies in our private cache) that are still running; zombies do not count.
+live_workers() { pgrep -f "allocreplay-worker --workload $T/" | wc -l; }
