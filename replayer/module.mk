@@ -82,7 +82,7 @@ $(REPLAY_TEST_DIR)/xthread: replayer/tests/xthread.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REPLAY_TEST_PROG_CFLAGS) -o $@ $< -lpthread
 
-$(REPLAY_TEST_DIR)/lib%.so: replayer/tests/%lib.c | $(DEPS_STAMP)
+$(REPLAY_TEST_DIR)/lib%.so: replayer/tests/%lib.c replayer/tests/libc_forward.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REPLAY_TEST_PROG_CFLAGS) -fPIC -shared -o $@ $< -ldl

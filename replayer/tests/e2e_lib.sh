@@ -93,4 +93,12 @@ db_partial() {
 }
 # live_workers: allocreplay-worker processes of this test (their workload
 # lies in our private cache) that are still running; zombies do not count.
+# Skips the script (exit 77) unless every allocator named is installed.
+need_allocators() {
+	local a
+	for a in "$@"; do
+		"$AR" --list | awk -v a="$a" '$1 == a && $4 == "yes" { f = 1 } END { exit !f }' ||
+			{ echo "allocator $a not installed"; exit 77; }
+	done
+}
 live_workers() { pgrep -f "allocreplay-worker --workload $T/" | wc -l; }

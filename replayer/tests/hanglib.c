@@ -12,14 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
+#include "libc_forward.h"
 
 static _Atomic unsigned long calls;
 
@@ -37,20 +30,4 @@ static void tick(void)
 			pause();
 }
 
-EXPORT void *malloc(size_t n) { tick(); return __libc_malloc(n); }
-EXPORT void *calloc(size_t c, size_t n) { tick(); return __libc_calloc(c, n); }
-EXPORT void *realloc(void *p, size_t n) { tick(); return __libc_realloc(p, n); }
-EXPORT void free(void *p) { tick(); __libc_free(p); }
-EXPORT void *memalign(size_t a, size_t n) { tick(); return __libc_memalign(a, n); }
-EXPORT void *aligned_alloc(size_t a, size_t n) { tick(); return __libc_memalign(a, n); }
-EXPORT void *valloc(size_t n) { tick(); return __libc_valloc(n); }
-EXPORT void *pvalloc(size_t n) { tick(); return __libc_pvalloc(n); }
-EXPORT int posix_memalign(void **out, size_t a, size_t n)
-{
-	tick();
-	void *p = __libc_memalign(a, n);
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
-}
+LIBC_FORWARD_ALL(tick)

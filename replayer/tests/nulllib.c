@@ -22,14 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
+#include "libc_forward.h"
 
 static _Atomic unsigned long calls, nulls;
 static unsigned long after, permille = 1000, seed = 1;

@@ -12,10 +12,7 @@ t0=$SECONDS
 REPORT="$B/bin/allocreport"
 [ -x "$REPORT" ] || { echo "missing $REPORT: build first"; exit 77; }
 ALLOCS=(glibc jemalloc pool)
-for a in "${ALLOCS[@]}"; do
-	"$AR" --list | awk -v a="$a" '$1 == a && $4 == "yes" { f = 1 } END { exit !f }' ||
-		{ echo "allocator $a not installed"; exit 77; }
-done
+need_allocators "${ALLOCS[@]}"
 alist=$(IFS=,; echo "${ALLOCS[*]}")
 REPEAT=2 PROCS=4
 "$B/bin/alloctrace" gen D --ops 30000 -q -o d.zst || { fail "alloctrace gen D"; finish; }

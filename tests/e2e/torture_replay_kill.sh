@@ -13,10 +13,7 @@
 . "$(dirname "$0")/../../replayer/tests/e2e_lib.sh"
 t0=$SECONDS
 ALLOCS=(glibc jemalloc pool)
-for a in "${ALLOCS[@]}"; do
-	"$AR" --list | awk -v a="$a" '$1 == a && $4 == "yes" { f = 1 } END { exit !f }' ||
-		{ echo "allocator $a not installed"; exit 77; }
-done
+need_allocators "${ALLOCS[@]}"
 alist=$(IFS=,; echo "${ALLOCS[*]}")
 REPEAT=2
 "$B/bin/alloctrace" gen D --ops 100000 -q -o d.zst || { fail "alloctrace gen D"; finish; }
