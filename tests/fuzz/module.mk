@@ -3,15 +3,35 @@
 # `make fuzz FUZZ_SECONDS=N` runs the real fuzzer (clang, ASan+UBSan) and
 # adds what it finds to the corpus.
 FUZZ_DRIVER_OBJ := $(call objs,tests/fuzz/fuzz_driver.c)
-FUZZ_TARGETS := reader blocks
+FUZZ_TARGETS := reader blocks alloctrace compile
+
+# What a target fuzzes beyond the trace library: FUZZ_SRCS_NAME (sources of
+# other folders), FUZZ_INC_NAME, FUZZ_LIBS_NAME (system libraries).
+# alloctrace: the subcommands that read a trace (alloctrace.h), not main()
+# nor gen and corpus, which write files; the symboliser is linked but off.
+FUZZ_SRCS_alloctrace := $(addprefix analysis/,cmd_common.c cmd_info.c cmd_verify.c cmd_dump.c \
+	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c)
+FUZZ_INC_alloctrace := -Ianalysis
+FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++
+# compile: the workload compiler and the worker's way of opening its output.
+FUZZ_SRCS_compile := $(REPLAY_WL_SRCS)
+FUZZ_INC_compile := -Ireplayer
+FUZZ_LIBS_compile := -lpthread
+# The libFuzzer builds of the targets that take a whole trace also mutate
+# the decoded content of its blocks (block_mutator.c: past zstd's checksum).
+FUZZ_MUTATOR_alloctrace := tests/fuzz/block_mutator.c
+FUZZ_MUTATOR_compile := tests/fuzz/block_mutator.c
 
 # fuzz_NAME_replay: the target plus the corpus-replaying driver; it replays
 # tests/fuzz/corpus/NAME when run without arguments.
 $(BUILD)/tests/fuzz_%_replay: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_DRIVER_OBJ) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(FUZZ_DRIVER_OBJ) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,$(FUZZ_SRCS_$*)) $(FUZZ_DRIVER_OBJ) $(TRACE_LDLIBS) \
+	  $(FUZZ_LIBS_$*)
 $(BUILD)/obj/tests/fuzz/fuzz_driver.o: CFLAGS_OUR += -DFUZZ_DEFAULT_CORPUS=\"tests/fuzz/corpus\"
+$(foreach t,$(FUZZ_TARGETS),$(eval $(BUILD)/tests/fuzz_$(t)_replay: $(call objs,$(FUZZ_SRCS_$(t)))))
+$(foreach t,$(FUZZ_TARGETS),$(eval $(BUILD)/obj/tests/fuzz/fuzz_$(t).o: CFLAGS_OUR += $(FUZZ_INC_$(t))))
 
 UNIT_TESTS += $(patsubst %,$(BUILD)/tests/fuzz_%_replay,$(FUZZ_TARGETS))
 DEP_FILES += $(patsubst %,$(BUILD)/obj/tests/fuzz/fuzz_%.d,$(FUZZ_TARGETS) driver)
@@ -24,7 +44,10 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Itrace-format -fsanitize=fuzzer,ad
 
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(Q)clang $(FUZZ_CFLAGS) -o $@ $< $(TRACE_SRCS) -lzstd -lcrypto
+	$(Q)clang $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -o $@ $< $(TRACE_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_MUTATOR_$*) \
+	  -lzstd -lcrypto $(FUZZ_LIBS_$*)
+$(foreach t,$(FUZZ_TARGETS),$(eval $(FUZZ_BUILD)/fuzz_$(t): $(FUZZ_SRCS_$(t)) $(FUZZ_MUTATOR_$(t)) \
+	$(wildcard $(dir $(FUZZ_SRCS_$(t)))*.h)))
 
 # Each target fuzzes FUZZ_SECONDS; new inputs are merged into the corpus;
 # a crash leaves build/fuzz/crash-* (copy it into the corpus as a regression).
@@ -36,5 +59,5 @@ fuzz: $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 	    -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
 	    $(FUZZ_BUILD)/new-$$t tests/fuzz/corpus/$$t 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' ; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; \
-	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 tests/fuzz/corpus/$$t $(FUZZ_BUILD)/new-$$t 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' ; \
+	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 -artifact_prefix=$(FUZZ_BUILD)/ tests/fuzz/corpus/$$t $(FUZZ_BUILD)/new-$$t 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' ; \
 	done
