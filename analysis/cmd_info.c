@@ -140,10 +140,13 @@ int ar_info_run(const char *path, int json)
 			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
 		printf("file              %s\n", path);
 		printf("sha256            %s\n", sha);
+		/* The header's strings are the recording machine's: escaped, so a
+		 * hostile trace cannot send escape sequences to this terminal. */
+		static char shown[4 * AR_CMDLINE_MAX + 1];
 		printf("format            %u.%u, recorder %s%s\n", h->version_major, h->version_minor,
-		       h->recorder_version[0] ? h->recorder_version : "?",
+		       h->recorder_version[0] ? ar_printable(h->recorder_version, shown, sizeof shown) : "?",
 		       (h->flags & AR_HDR_SYNTHETIC) ? " (synthetic)" : "");
-		printf("program           %s\n", h->cmdline);
+		printf("program           %s\n", ar_printable(h->cmdline, shown, sizeof shown));
 		printf("pid               %" PRIu64 " (parent %" PRIu64 ")\n", h->pid, h->ppid);
 		printf("started           %s\n", when);
 		printf("duration          %.6f s\n", (double)duration / 1e9);

@@ -22,10 +22,10 @@ $(REPORT_MERGE_SQL_OBJ): $(REPORT_MERGE_SQL_C) | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_OUR) -Ianalysis -MMD -MP -c $< -o $@
 
-$(ALLOCREPORT): $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ)
+$(ALLOCREPORT): $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $^ -lsqlite3 -lm
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) -lsqlite3 -lm $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(ALLOCREPORT)
 INSTALL_BINS += $(ALLOCREPORT)

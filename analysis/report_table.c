@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_trace.h"
 #include "report_model.h"
 
 #define NCOLS AR_REP_NCOLS
@@ -108,8 +109,13 @@ static void trace_heading(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t,
 		ar_rep_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), t->status);
 	if (rep->nhosts > 1)
 		fprintf(f, ", host %s", t->host ? t->host : "(unknown)");
-	if (t->program)
-		fprintf(f, md ? "; recorded as `%s`" : "\n  program: %s", t->program);
+	if (t->program) { /* from a merged database: escaped for the terminal */
+		size_t cap = 4 * strlen(t->program) + 1;
+		char *shown = malloc(cap);
+		fprintf(f, md ? "; recorded as `%s`" : "\n  program: %s",
+			shown ? ar_printable(t->program, shown, cap) : "(out of memory)");
+		free(shown);
+	}
 	fprintf(f, md ? "\n\n" : "\n");
 }
 

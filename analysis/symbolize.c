@@ -199,8 +199,10 @@ const char *ar_sym_format(const ar_sym_frame_t *f, char *buf, size_t cap)
 	if (f->file)
 		PUT(" (%s:%d)", f->file, f->line);
 	if (f->module) {
+		/* The path is the trace's (a modules record): escaped. */
 		const char *b = strrchr(f->module, '/');
-		PUT(" [%s+0x%" PRIx64 "]", b ? b + 1 : f->module, f->module_offset);
+		char shown[1024];
+		PUT(" [%s+0x%" PRIx64 "]", ar_printable(b ? b + 1 : f->module, shown, sizeof shown), f->module_offset);
 	}
 #undef PUT
 	return buf;

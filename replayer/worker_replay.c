@@ -179,8 +179,10 @@ static void sample(ar_wthread_t *t, const ar_wl_op_t *op)
 static uint64_t request_of(const ar_wl_op_t *op)
 {
 	uint64_t r;
+	/* Saturate as the compiler does: an overflowing reallocarray that
+	 * failed left its block live; 0 would read as "realloc to 0 freed it". */
 	if (op->kind == AR_WL_CALLOC || op->kind == AR_WL_REALLOCARRAY)
-		return __builtin_mul_overflow(op->arg, op->size, &r) ? 0 : r;
+		return __builtin_mul_overflow(op->arg, op->size, &r) ? UINT64_MAX : r;
 	return op->size;
 }
 

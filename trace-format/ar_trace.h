@@ -98,6 +98,13 @@ enum {
 	AR_F_ALL = 0x3f
 };
 
+/* s with every byte outside printable ASCII shown as \xNN, in out (cut to
+ * fit cap, always NUL-terminated). For showing strings read from a trace or
+ * a merged database (command line, recorder version, module paths) on a
+ * terminal: they come from other people's files and could carry escape
+ * sequences. cap of 4 * strlen(s) + 1 never cuts. Returns out. */
+const char *ar_printable(const char *s, char *out, size_t cap);
+
 /* Name ("malloc") of a known op, or NULL. */
 const char *ar_op_name(unsigned op);
 /* Field mask of a known op (SPEC 5.2), or 0 for an unknown one. */

@@ -106,11 +106,12 @@ static void get_string(dec_t *d, char *out, size_t cap, const char *what)
 	d->p += n;
 }
 
-/* s with bytes outside printable ASCII as \xNN, for messages about input. */
-static const char *printable(const char *s, char *out, size_t cap)
+const char *ar_printable(const char *s, char *out, size_t cap)
 {
 	size_t o = 0;
-	for (; *s && o + 5 < cap; s++) {
+	if (!cap)
+		return out;
+	for (; *s && o + 5 <= cap; s++) {
 		unsigned char c = (unsigned char)*s;
 		o += (size_t)snprintf(out + o, cap - o, c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
 	}
@@ -166,7 +167,7 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 		    (fields != ar_op_fields((unsigned)code) || strcmp(h->ops[code].name, ar_op_name((unsigned)code))))
 			d.rc = ar_set_error(err, AR_EFORMAT, at,
 					    "header: op %llu declared as %s with fields 0x%llx, SPEC says %s with 0x%x",
-					    (unsigned long long)code, printable(h->ops[code].name, shown, sizeof shown),
+					    (unsigned long long)code, ar_printable(h->ops[code].name, shown, sizeof shown),
 					    (unsigned long long)fields, ar_op_name((unsigned)code),
 					    ar_op_fields((unsigned)code));
 		h->ops[code].fields = (uint8_t)fields;

@@ -24,7 +24,7 @@ LIVE=${ALLOCRR_HOSTILE_LIVE:-2000000}
 mkdir tr
 "$GEN" tr --live "$LIVE" >names.txt || { echo "gen_hostile failed"; exit 1; }
 ncases=$(wc -l <names.txt)
-expect_eq "cases generated" "$ncases" 20
+expect_eq "cases generated" "$ncases" 21
 runs=0
 
 # run TAG CMD...: CMD under the limits; stdout in TAG.out, stderr in TAG.err,
@@ -268,6 +268,18 @@ replay $n 0
 expect_eq "$n: traces.status" "$(tq $n status)" truncated
 runs_ok $n 0
 report $n 0
+
+# Escape sequences in the header's strings reach no terminal: info, the
+# replay's table and allocreport show them as \xNN.
+n=escape-strings
+alloctrace_all $n 0 0 0 0 2
+has $n.info.out '^program +evil \\x1b\]0;owned\\x07\\x1b\[2J\\x0d\\x0a$' "$n: info shows the command line escaped"
+replay $n 0
+report $n 0
+for f in $n.info.out $n.replay.out $n.replay.err $n.report.out; do
+	if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' $f; then fail "$n: control bytes in $f"; else ok "$n: no control bytes in $f"; fi
+done
+has $n.report.out 'program: evil \\x1b' "$n: allocreport shows the program escaped"
 
 # Millions of live blocks in a few kilobytes: the tools' memory follows the
 # live set (docs/RESULTS.md), so they finish under the limit above, and under

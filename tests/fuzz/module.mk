@@ -59,5 +59,5 @@ fuzz: $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 	    -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
 	    $(FUZZ_BUILD)/new-$$t tests/fuzz/corpus/$$t 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|crash-' ; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || exit 1; \
-	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 -artifact_prefix=$(FUZZ_BUILD)/ tests/fuzz/corpus/$$t $(FUZZ_BUILD)/new-$$t 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' ; \
+	  $(FUZZ_BUILD)/fuzz_$$t -merge=1 -use_counters=0 -artifact_prefix=$(FUZZ_BUILD)/ tests/fuzz/corpus/$$t $(FUZZ_BUILD)/new-$$t 2>&1 | grep -E 'MERGE-OUTER: [0-9]+ new' ; \
 	done

@@ -30,6 +30,7 @@
 static const char *outdir;
 static uint64_t live_blocks = 2000000;
 static uint32_t many_threads = 100000;
+static const char *cmdline_override; /* the next g_open's header strings */
 
 static uint8_t evmem[AR_EVBUF_MAX_BYTES] __attribute__((aligned(8)));
 static uint8_t metamem[AR_BLOCK_MAX];
@@ -61,8 +62,12 @@ static void g_open(gen_t *g, const char *name, uint32_t flags)
 	h.ppid = 1;
 	h.page_size = 4096;
 	h.clock_resolution_ns = 1;
-	snprintf(h.recorder_version, sizeof h.recorder_version, "gen_hostile");
-	snprintf(h.cmdline, sizeof h.cmdline, "gen_hostile %s", name);
+	snprintf(h.recorder_version, sizeof h.recorder_version, "%s", cmdline_override ? cmdline_override : "gen_hostile");
+	if (cmdline_override)
+		snprintf(h.cmdline, sizeof h.cmdline, "%s", cmdline_override);
+	else
+		snprintf(h.cmdline, sizeof h.cmdline, "gen_hostile %s", name);
+	cmdline_override = NULL;
 	ar_error_t err;
 	if (ar_writer_open(&g->w, g->fd, &h, 3, NULL, &err))
 		die(name, err.msg);
@@ -367,6 +372,16 @@ static void time_and_lifecycle(void)
 		g_meta_flush(&g);
 		const ar_event_t e[] = {mal(1, 16, A(1)), mal(5, 16, A(2)), fre(6, A(1)), fre(7, A(2))};
 		write_thread(&g, 0, e, 4);
+		g_close(&g, 1);
+	}
+	/* Terminal escape sequences in the header's strings (a window title
+	 * and a screen clear): every tool must show them escaped. */
+	{
+		gen_t g;
+		cmdline_override = "evil \x1b]0;owned\x07\x1b[2J\r\n";
+		g_open(&g, "escape-strings", 0);
+		const ar_event_t e[] = {mal(1, 16, A(1)), fre(2, A(1))};
+		write_thread(&g, 0, e, 2);
 		g_close(&g, 1);
 	}
 	/* Nothing at all: closed cleanly, and header only (never closed). */
