@@ -52,7 +52,7 @@ DEB_PACKAGES := build-essential pkg-config libzstd-dev zstd libunwind-dev libdw-
 	libsqlite3-dev sqlite3 libssl-dev libjemalloc-dev libjemalloc2 \
 	libgoogle-perftools-dev libmimalloc-dev clang libclang-rt-14-dev \
 	python3-zstandard hyperfine
-TEST_DEB_PACKAGES := chromium perl xz-utils
+TEST_DEB_PACKAGES := chromium perl xz-utils time
 DEPS_STAMP := build/.deps-ok
 TEST_DEPS_STAMP := build/.test-deps-ok
 

@@ -47,6 +47,8 @@ typedef struct ar_rss_point {
 #define AR_ST_TIMEOUT "timeout"
 #define AR_ST_OOM "oom"
 #define AR_ST_ERROR "error"
+/* The largest worker report allocreplay reads (runner.c). */
+#define AR_REPORT_MAX (64u << 20)
 
 typedef struct ar_run {
 	/* what was asked */

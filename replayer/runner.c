@@ -457,6 +457,12 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	}
 	size_t cap = 1 << 16, len = 0, elen = 0;
 	char *buf = malloc(cap);
+	/* A worker's report is a few hundred KiB at most (report.h); anything
+	 * writing past the cap is not our worker (a preloaded library writing
+	 * to fd 3, say) and would grow this process without end. A report that
+	 * did not fit, for that reason or for lack of memory, is never parsed:
+	 * its missing middle would read as numbers. */
+	int report_lost = !buf;
 	uint64_t deadline = timeout_s ? mono_ms() + (uint64_t)timeout_s * 1000ull : 0;
 	int timed_out = 0, open_fds = 2;
 	struct pollfd pf[2] = { { rep[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
@@ -488,17 +494,21 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 				continue;
 			}
 			if (i == 0) {
-				if (buf && len + (size_t)got + 1 > cap) {
-					char *nb = realloc(buf, cap * 2 + (size_t)got);
-					if (nb) {
-						buf = nb;
-						cap = cap * 2 + (size_t)got;
+				if (report_lost)
+					continue; /* drain to EOF, keep nothing */
+				if (len + (size_t)got + 1 > cap) {
+					char *nb = len + (size_t)got + 1 > AR_REPORT_MAX ? NULL
+						   : realloc(buf, cap * 2 + (size_t)got);
+					if (!nb) {
+						report_lost = 1;
+						kill(pid, SIGKILL);
+						continue;
 					}
+					buf = nb;
+					cap = cap * 2 + (size_t)got;
 				}
-				if (buf && len + (size_t)got + 1 <= cap) {
-					memcpy(buf + len, tmp, (size_t)got);
-					len += (size_t)got;
-				}
+				memcpy(buf + len, tmp, (size_t)got);
+				len += (size_t)got;
 			} else { /* keep the tail of stderr */
 				size_t keep = sizeof r->stderr_tail - 1;
 				for (ssize_t j = 0; j < got; j++) {
@@ -515,22 +525,27 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
-	if (buf) {
+	if (buf && !report_lost) {
 		/* A last line without its newline was cut by the worker's death:
 		 * parse only whole lines. */
 		while (len > 0 && buf[len - 1] != '\n')
 			len--;
 		buf[len] = '\0';
 		parse_report(r, buf);
-		free(buf);
 	}
+	free(buf);
 	if (!r->complete)
 		drop_partial_report(r);
 	for (char *s = r->stderr_tail; *s; s++)
 		if (*s == '\n')
 			*s = ' ';
 	char why[1024];
-	if (timed_out) {
+	if (report_lost) {
+		snprintf(why, sizeof why, "the worker's report outgrew %u MiB (or this process's memory): "
+			 "something other than the worker wrote to its report pipe; worker killed, report "
+			 "discarded", (unsigned)(AR_REPORT_MAX >> 20));
+		set_status(r, AR_ST_ERROR, why);
+	} else if (timed_out) {
 		snprintf(why, sizeof why, "no result within %u s (--timeout %u%s): worker killed with "
 			 "SIGKILL", timeout_s, o->timeout_s,
 			 sim ? ", scaled for valgrind" : "");

@@ -6,8 +6,11 @@
  * SIGSEGV), "deref" (a real store through a wild pointer), "abort"
  * (SIGABRT, as a failed heap consistency check would), or "exit" (_exit(0)
  * in the middle of the call: the worker vanishes with a success status but
- * no report). The worker must come back as a "crashed" run while other
- * allocators succeed.
+ * no report), or "flood" (write report-like lines to the worker's report
+ * pipe, fd 3, without end: allocreplay must stop reading at its cap, kill
+ * the worker and store an "error" run, its own memory bounded). Otherwise
+ * the worker must come back as a "crashed" run while other allocators
+ * succeed.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -28,6 +31,12 @@ static void die(void)
 		abort();
 	if (how && !strcmp(how, "exit"))
 		_exit(0);
+	if (how && !strcmp(how, "flood")) {
+		static const char line[] = "S calls 1234567890123456789\n";
+		for (;;)
+			if (write(3, line, sizeof line - 1) < 0)
+				_exit(1);
+	}
 	if (how && !strcmp(how, "deref")) {
 		volatile char *wild = (volatile char *)(uintptr_t)16;
 		*wild = 1;

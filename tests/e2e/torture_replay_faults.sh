@@ -12,7 +12,8 @@
 #               status timeout;
 #   libcrash.so dies at a random call (SIGSEGV raised, a wild store, abort,
 #               or _exit(0) mid-call): status crashed, with the signal or the
-#               missing report in the reason.
+#               missing report in the reason; or floods the report pipe:
+#               allocreplay stops at its cap, status error, its memory bounded.
 # The glibc run after each must be ok, and the database whole (db_partial,
 # db_integrity). Prints "tally" lines (make torture).
 . "$(dirname "$0")/../../replayer/tests/e2e_lib.sh"
@@ -155,12 +156,37 @@ done
 echo "tally replay_crashing_allocator seed=$SEED iterations=$c_iter crashed=$c_crashed" \
 	"segv=${c_by[segv]:-0} wild_store=${c_by[deref]:-0} abort=${c_by[abort]:-0} exit_mid_call=${c_by[exit]:-0} wrong=$c_bad"
 
+# ---- 5. something writing to the worker's report pipe without end ---------------------
+# allocreplay reads at most AR_REPORT_MAX (64 MiB) of report: then it kills
+# the worker and stores an "error" run with no numbers; its own peak RSS
+# stays near that cap (measured by GNU time's %M, in KiB), however long the
+# flood would go on.
+f_iter=$((2 * SCALE)) f_ok=0 f_bad=0 f_peak=0
+for ((i = 1; i <= f_iter; i++)); do
+	tr=${TRACES[$(rnd ${#TRACES[@]})]}
+	ALLOCRR_LIBDIR=$T/libcrash ALLOCRR_TEST_CRASH_AFTER=$(($(rnd 500) + 1)) ALLOCRR_TEST_CRASH_HOW=flood \
+		/usr/bin/time -f %M -o rss.txt "$AR" "$tr" -a pool,glibc --repeat 1 --timeout 0 --db f.db >out.txt 2>err.txt
+	rc=$?
+	check_glibc "flood $i"
+	IFS='|' read -r st fa ops reason <<<"$(last_run pool)"
+	kb=$(tail -n 1 rss.txt)
+	[ "$kb" -gt "$f_peak" ] && f_peak=$kb
+	if [ "$st" = error ] && [ "$rc" = 2 ] && [ "$ops" = NULL ] && [[ $reason == *"report outgrew 64 MiB"* ]] &&
+		[ "$kb" -lt $((3 * 65536)) ]; then
+		f_ok=$((f_ok + 1))
+	else
+		f_bad=$((f_bad + 1)); fail "flood $i: exit $rc, $st, ops $ops, allocreplay peak ${kb} KiB: $reason"
+	fi
+done
+echo "tally replay_flooded_report seed=$SEED iterations=$f_iter stopped=$f_ok wrong=$f_bad max_allocreplay_rss_kib=$f_peak"
+
 partial=$(db_partial f.db)
 integ=$(db_integrity f.db)
 expect_eq "faults: glibc runs beside them not ok" "$glibc_bad" 0
 expect_eq "faults: null runs wrong" "$((n_bad + n_mismatch))" 0
 expect_eq "faults: hang runs wrong" "$h_bad" 0
 expect_eq "faults: crash runs wrong" "$c_bad" 0
+expect_eq "faults: flooded report runs wrong" "$f_bad" 0
 expect_eq "faults: partial runs" "$partial" 0
 expect_eq "faults: integrity" "$integ" ok
 echo "tally replay_faults_db runs=$(q f.db "SELECT count(*) FROM runs") glibc_not_ok=$glibc_bad partial_runs=$partial" \
