@@ -33,10 +33,12 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* The live set outgrew memory: say how big it was and what to do. */
-static int oom(const char *path, uint64_t live)
+static int oom(const char *path, ar_livemap_t *live, ar_reader_t *r)
 {
 	fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's live set; "
-			"try a machine with more memory)\n", path, live);
+			"try a machine with more memory)\n", path, (uint64_t)live->len);
+	ar_livemap_free(live);
+	ar_reader_close(r);
 	return 2;
 }
 
@@ -88,13 +90,11 @@ int ar_info_run(const char *path, int json)
 		s.requested = ar_sat_add(s.requested, ar_event_request_bytes(&e));
 		if ((ar_reader_header(r)->ops[e.op].fields & AR_F_RESULT) && !e.result && ar_event_request_bytes(&e))
 			s.failed++;
-		if (ar_livemap_apply(&s.live, &e, 0) != 0) {
-			return oom(path, s.live.len);
-		}
+		if (ar_livemap_apply(&s.live, &e, 0) != 0)
+			return oom(path, &s.live, r);
 	}
-	if (ar_livemap_finish(&s.live) != 0) {
-		return oom(path, s.live.len);
-	}
+	if (ar_livemap_finish(&s.live) != 0)
+		return oom(path, &s.live, r);
 	const ar_header_t *h = ar_reader_header(r);
 	const ar_footer_t *ft = ar_reader_footer(r);
 	const ar_error_t *err = ar_reader_error(r);
