@@ -21,6 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
+
 #include "alloctrace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,13 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static FILE *devnull;
 	if (!devnull && !(devnull = fopen("/dev/null", "w")))
 		__builtin_trap();
-	int fd = memfd_create("fuzz", 0);
+	int fd = fuzz_input_fd("fuzz", data, size);
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 

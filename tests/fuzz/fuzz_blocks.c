@@ -18,6 +18,7 @@
 
 #include "ar_trace.h"
 #include "format.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -63,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q += comp;
 	free(frame);
 
-	int fd = memfd_create("fuzz", 0);
-	if (fd >= 0 && write(fd, file, (size_t)(q - file)) == q - file) {
+	int fd = fuzz_input_fd("fuzz", file, (size_t)(q - file));
+	if (fd >= 0) {
 		ar_reader_t *r;
 		ar_error_t err;
 		if (ar_reader_open_fd(&r, fd, "fuzz", &err) == 0) {

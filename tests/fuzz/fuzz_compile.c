@@ -28,6 +28,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
+
 #include "workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -170,8 +172,8 @@ static void dry_run(const ar_workload_t *w)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int in = memfd_create("fuzz-trace", 0), out = memfd_create("fuzz-workload", 0);
-	if (in < 0 || out < 0 || (size && write(in, data, size) != (ssize_t)size)) {
+	int in = fuzz_input_fd("fuzz-trace", data, size), out = fuzz_input_fd("fuzz-workload", NULL, 0);
+	if (in < 0 || out < 0) {
 		if (in >= 0)
 			close(in);
 		if (out >= 0)

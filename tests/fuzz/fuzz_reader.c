@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_input.h"
+
 #include "ar_trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,13 +34,9 @@ static void iterate(ar_reader_t *r, int merged)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = memfd_create("fuzz", 0);
+	int fd = fuzz_input_fd("fuzz", data, size);
 	if (fd < 0)
 		return 0;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
 	ar_reader_t *r;
 	ar_error_t err;
 	if (ar_reader_open_fd(&r, fd, "fuzz", &err) == 0) {

@@ -47,7 +47,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP)
 	$(Q)clang $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -o $@ $< $(TRACE_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_MUTATOR_$*) \
 	  -lzstd -lcrypto $(FUZZ_LIBS_$*)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(FUZZ_BUILD)/fuzz_$(t): $(FUZZ_SRCS_$(t)) $(FUZZ_MUTATOR_$(t)) \
-	$(wildcard $(dir $(FUZZ_SRCS_$(t)))*.h)))
+	$(wildcard $(dir $(FUZZ_SRCS_$(t)))*.h) tests/fuzz/fuzz_input.h))
 
 # Each target fuzzes FUZZ_SECONDS; new inputs are merged into the corpus;
 # a crash leaves build/fuzz/crash-* (copy it into the corpus as a regression).
