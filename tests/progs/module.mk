@@ -26,7 +26,7 @@ $(TORTURE_PROGS): $(REC_PROGS_DIR)/torture_%: tests/progs/torture_%.c tests/prog
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< -lpthread -ldl -lrt
 
-$(TORTURE_CHECK): tests/progs/torture_check.c tests/progs/torture.h $(TRACE_LIB) | $(DEPS_STAMP)
+$(TORTURE_CHECK): tests/progs/torture_check.c tests/progs/torture.h tests/progs/rec_open.h $(TRACE_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -O2 -o $@ $< $(TRACE_LDLIBS)
@@ -46,7 +46,7 @@ $(REC_COUNT): tests/progs/rec_countshim.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
-$(REC_TRACECHECK): tests/progs/rec_tracecheck.c $(TRACE_LIB) $(SYM_LIB) | $(DEPS_STAMP)
+$(REC_TRACECHECK): tests/progs/rec_tracecheck.c tests/progs/rec_open.h $(TRACE_LIB) $(SYM_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(TRACE_LDLIBS)

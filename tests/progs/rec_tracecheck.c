@@ -20,17 +20,7 @@
 
 #include "ar_symbolize.h"
 #include "ar_trace.h"
-
-static ar_reader_t *open_or_die(const char *path)
-{
-	ar_reader_t *r;
-	ar_error_t err;
-	if (ar_reader_open(&r, path, &err) != 0) {
-		fprintf(stderr, "%s: %s (offset %" PRIu64 ")\n", path, err.msg, err.offset);
-		exit(2);
-	}
-	return r;
-}
+#include "rec_open.h"
 
 /* ---- a set of live addresses (open addressing, grows) ---------------------- */
 static uint64_t *set;

@@ -35,17 +35,7 @@
 
 #include "ar_trace.h"
 #include "torture.h"
-
-static ar_reader_t *open_or_die(const char *path)
-{
-	ar_reader_t *r;
-	ar_error_t err;
-	if (ar_reader_open(&r, path, &err) != 0) {
-		fprintf(stderr, "%s: %s (offset %" PRIu64 ")\n", path, err.msg, err.offset);
-		exit(2);
-	}
-	return r;
-}
+#include "rec_open.h"
 
 /* ---- live blocks: address -> tag (open addressing, tombstones, grows) ----- */
 #define TAG_NONE 0
