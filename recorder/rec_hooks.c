@@ -28,6 +28,8 @@
 
 #include "rec_internal.h"
 
+extern char **environ;
+
 #define AR_EXPORT __attribute__((visibility("default")))
 
 rec_config_t rec_cfg;
@@ -178,6 +180,32 @@ static void rec_init(void)
 	rec_tls.in_shim = saved;
 }
 
+/* The environment is edited here by hand, never with setenv/unsetenv: a
+ * program may define those itself, and symbol interposition then hands the
+ * shim the program's. bash does: its versions work on its own variable
+ * table, and before its main they change nothing, so ALLOCRR_OUTPUT
+ * reached every program bash started, and each one's trace replaced the
+ * first process's (found by tests/e2e/torture_rec_programs.sh). Edits are
+ * in place, as glibc's own unsetenv makes them, so a program reading the
+ * envp argument of main sees them too. */
+static char **env_entry(const char *name)
+{
+	size_t len = strlen(name);
+	for (char **ep = environ; ep && *ep; ep++)
+		if (strncmp(*ep, name, len) == 0 && (*ep)[len] == '=')
+			return ep;
+	return NULL;
+}
+
+static void env_remove(const char *name)
+{
+	char **ep;
+	while ((ep = env_entry(name)) != NULL)
+		do
+			ep[0] = ep[1];
+		while (*ep++);
+}
+
 /* Drop our own entry from LD_PRELOAD (for --no-follow) so exec'ed images
  * run unrecorded, keeping whatever else the user preloaded. */
 static void unpreload_self(void)
@@ -210,10 +238,13 @@ static void unpreload_self(void)
 		p = e;
 	}
 	out[n] = 0;
-	if (n)
-		setenv("LD_PRELOAD", out, 1);
+	/* out is the old value less our entry, never longer: rewritten in
+	 * the string itself (the environment strings are writable). */
+	char **ep = env_entry("LD_PRELOAD");
+	if (n && ep && n <= strlen(*ep + sizeof "LD_PRELOAD"))
+		memcpy(*ep + sizeof "LD_PRELOAD", out, n + 1);
 	else
-		unsetenv("LD_PRELOAD");
+		env_remove("LD_PRELOAD");
 }
 
 __attribute__((constructor)) static void rec_ctor(void)
@@ -223,7 +254,7 @@ __attribute__((constructor)) static void rec_ctor(void)
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	/* ALLOCRR_OUTPUT names this image's trace only: exec'ed images and
 	 * forked children use ALLOCRR_DIR/PROG.PID.zst. */
-	unsetenv("ALLOCRR_OUTPUT");
+	env_remove("ALLOCRR_OUTPUT");
 	if (!rec_cfg.follow_exec)
 		unpreload_self();
 	if (atomic_load(&rec_state) == REC_ON)

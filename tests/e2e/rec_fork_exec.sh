@@ -45,4 +45,20 @@ child=$(awk '/^child/{print $2}' out.txt)
 expect_eq "no-follow: no trace of the exec'ed image" "$(ls | grep -c rec_execd)" 0
 expect_eq "no-follow: traces" "$(ls | grep -c zst)" 2
 cd ..
+
+# A program with its own setenv/unsetenv (bash: over its variable table):
+# -o still names the first process only, every exec'ed image gets its own
+# trace, and --no-follow still stops at bash's children's exec.
+mkdir bash && cd bash
+"$REC" -q -o first.zst bash -c '/bin/true; /bin/true; tr -d x </proc/self/environ | tr "\0" "\n" | grep -c "^ALLOCRR_OUTPUT="; true' >out.txt
+expect_eq "bash: exit status" $? 0
+expect_eq "bash: ALLOCRR_OUTPUT seen by its children" "$(cat out.txt)" 0
+expect_eq "bash: first.zst is bash's own" "$("$CHECK" info first.zst | sed -n 's/^cmdline //p' | cut -c1-7)" "bash -c"
+expect_eq "bash: each exec'ed true has its trace" "$(ls true.*.zst 2>/dev/null | wc -l)" 2
+for t in *.zst; do [ "$(verify_rc $t)" = 0 ] || fail "bash: $t does not verify"; done
+rm -f ./*.zst
+"$REC" -q --no-follow -o first.zst bash -c '/bin/true; tr -d x </proc/self/environ | tr "\0" "\n" | grep -c "liballocrr-rec"; true' >out.txt
+expect_eq "bash --no-follow: the shim left LD_PRELOAD" "$(cat out.txt)" 0
+expect_eq "bash --no-follow: no exec'ed image recorded" "$(ls true.*.zst tr.*.zst grep.*.zst 2>/dev/null | wc -l)" 0
+cd ..
 finish

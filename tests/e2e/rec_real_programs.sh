@@ -35,53 +35,6 @@ ts = [threading.Thread(target=work, args=(50000,)) for _ in range(3)]
 print(len(s), c.most_common(3))
 PY
 
-run_case() { # name, command...
-	local name=$1; shift
-	mkdir -p "$W/$name/rec"
-	( cd "$W/$name" && "$@" >bare.out 2>bare.err ); local bare=$?
-	# The counting shim rides in the same processes, behind the recorder
-	# (allocrec keeps an existing LD_PRELOAD after its shim): it counts the
-	# very calls the recorder passes on. Counting a separate run would not
-	# do: a threaded python3 makes a different number of calls each run.
-	# Expected difference: per recorded process, 1 calloc and 2 frees reach
-	# the counting shim but not the trace — glibc allocating and releasing
-	# for the recorder's own writer thread (pthread_create's TLS vector), made
-	# inside the shim and so not the program's calls (/bin/true, which makes
-	# no heap call, shows exactly these three).
-	( cd "$W/$name/rec" && env LD_PRELOAD=$P/librec_count.so REC_COUNT_OUT=$W/$name/counts.all \
-		"$REC" -q -o "$W/$name/rec/main.zst" "$@" >../rec.out 2>../rec.err ); local rc=$?
-	cd "$W/$name"
-	expect_eq "$name: exit status" $rc $bare
-	cmp -s bare.out rec.out && ok "$name: same stdout ($(wc -c <bare.out) bytes)" || fail "$name: stdout differs"
-	cmp -s bare.err rec.err && ok "$name: same stderr" || { fail "$name: stderr differs"; diff bare.err rec.err | head; }
-	local traces=(rec/*.zst) bad=0
-	for t in "${traces[@]}"; do
-		v=$(verify_rc "$t"); [ "$v" = 0 ] || { bad=$((bad + 1)); echo "  $t: verify $v"; }
-		"$CHECK" check "$t" >/dev/null || { bad=$((bad + 1)); echo "  $t: order check failed"; }
-	done
-	expect_eq "$name: ${#traces[@]} trace(s) verify and keep SPEC order" $bad 0
-	"$CHECK" count "${traces[@]}" >rec.counts
-	# Only the recorded processes' lines (allocrec itself ran under the
-	# counting shim too): their pids are in the trace headers.
-	local pids; pids=$(for t in "${traces[@]}"; do "$AT" info "$t" --json | sed 's/.*"pid":\([0-9]*\),.*/\1/'; done)
-	awk -v pids="$pids" 'BEGIN {n = split(pids, p, "\n"); for (i = 1; i <= n; i++) want[p[i]] = 1}
-		($1 in want) {for (i = 2; i < NF; i += 2) c[$i] += $(i + 1)} END {for (k in c) print k, c[k]}' \
-		counts.all | sort >cnt.counts
-	local worst=0 over=0
-	while read -r op n; do
-		local m; m=$(awk -v o=$op '$1==o{print $2}' cnt.counts)
-		local d=$((n - ${m:-0})); d=${d#-}
-		local slack=$((n / 200)); [ $slack -lt 8 ] && slack=8
-		[ $d -gt $worst ] && worst=$d
-		[ $d -gt $slack ] && over=1
-		[ $d -gt 0 ] && echo "  $op: trace $n, counting shim ${m:-0}"
-	done <rec.counts
-	local total; total=$(awk '{s += $2} END {print s}' rec.counts)
-	[ $over = 0 ] && ok "$name: $total events match the counting shim (largest difference $worst)" \
-		|| fail "$name: event counts differ by up to $worst"
-	cd "$W"
-}
-
 run_case python3 /usr/bin/python3 "$W/script.py"
 run_case perl perl -e 'my %h; $h{$_ % 5000} .= "x" x ($_ % 100) for 1..200000; my @k = sort { $a <=> $b } keys %h; print scalar(@k), " ", length(join("", values %h)), "\n";'
 run_case sqlite3 sqlite3 :memory: "create table t(a integer, b text); with recursive c(x) as (select 1 union all select x+1 from c where x < 50000) insert into t select x, printf('%08d-%s', x, hex(x * 7919)) from c; create index i on t(b); select count(*), sum(length(b)) from t; select b from t order by b desc limit 2;"
