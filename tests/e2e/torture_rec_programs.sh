@@ -28,10 +28,15 @@ expect_eq "python-stacks: rounds printed" "$(wc -l <"$W/python-stacks/bare.out")
 
 # gcc on 3 x SCALE of our sources, one process tree each (bash itself is
 # recorded too, so the trace count says every exec was followed).
-srcs=$(ls "$ROOT"/trace-format/*.c "$ROOT"/analysis/*.c "$ROOT"/replayer/*.c | head -n $((3 * S)))
+srcs=$(ls "$ROOT"/trace-format/*.c "$ROOT"/analysis/*.c "$ROOT"/replayer/*.c "$ROOT"/recorder/*.c | head -n $((3 * S)))
 n_srcs=$(echo "$srcs" | wc -l)
-run_case gcc bash -c 'for f; do gcc -O2 -std=c11 -D_GNU_SOURCE -I"'"$ROOT"'"/trace-format -I"'"$ROOT"'"/analysis \
-	-I"'"$ROOT"'"/replayer -c -o /dev/null "$f" || exit; done' gcc $srcs
+inc="-I$ROOT/trace-format -I$ROOT/analysis -I$ROOT/traces/gen -I$ROOT/replayer -I$ROOT/allocators"
+run_case gcc bash -c 'for f in "$@"; do gcc -O2 -std=c11 -D_GNU_SOURCE '"$inc"' -c -o /dev/null "$f" || exit; done' \
+	gcc $srcs
+expect_eq "gcc: every file compiled (exit status)" "$(cd "$W/gcc" && bash -c 'for f in "$@"; do gcc -O2 -std=c11 \
+	-D_GNU_SOURCE '"$inc"' -fsyntax-only "$f" || exit; done' gcc $srcs >/dev/null 2>&1; echo $?)" 0
+# bash, and per file: bash's fork, gcc, cc1 and as
+expect_eq "gcc: traces" "$(ls "$W"/gcc/rec/*.zst | wc -l)" $((1 + 4 * n_srcs))
 rows=$((100000 * S))
 run_case sqlite3 sqlite3 :memory: "create table t(a integer, b text); with recursive c(x) as (select 1 union all
 	select x+1 from c where x < $rows) insert into t select x, printf('%08d-%s', x, hex(x * 7919)) from c;
