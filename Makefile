@@ -46,7 +46,8 @@ endif
 # ---- dependencies -----------------------------------------------------------
 # Building needs DEB_PACKAGES; `make test` also needs TEST_DEB_PACKAGES (a
 # real browser for the HTML report test, the perl and sqlite3 programs the
-# recorder and allocator tests run). Each set is checked once per change of
+# recorder and allocator tests run, GNU time for allocreplay's peak RSS under
+# a flooding allocator). Each set is checked once per change of
 # this Makefile (a stamp file).
 DEB_PACKAGES := build-essential pkg-config libzstd-dev zstd libunwind-dev libdw-dev \
 	libsqlite3-dev sqlite3 libssl-dev libjemalloc-dev libjemalloc2 \
