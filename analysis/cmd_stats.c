@@ -180,6 +180,20 @@ int ar_cmd_stats(int argc, char **argv)
 	return ar_stats_run(path, json, top, 1);
 }
 
+/* One pass over the events in merged order: 0, AR_ENOMEM, or the reader's
+ * negative status. */
+static int stats_pass(ar_reader_t *r, ar_heapstats_t *s)
+{
+	ar_event_t e;
+	int rc;
+	while ((rc = ar_reader_next_merged(r, &e)) == 1)
+		if (ar_heapstats_add(s, &e))
+			return AR_ENOMEM;
+	if (rc == 0 && ar_heapstats_finish(s))
+		return AR_ENOMEM;
+	return rc;
+}
+
 int ar_stats_run(const char *path, int json, int top, int symbolize)
 {
 	ar_reader_t *r = ar_open_or_complain(path);
@@ -191,26 +205,12 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 		return 2;
 	}
 	ar_heapstats_init(s, ar_reader_event_count(r));
-	ar_event_t e;
-	int rc;
-	while ((rc = ar_reader_next_merged(r, &e)) == 1)
-		if (ar_heapstats_add(s, &e)) {
-			rc = AR_ENOMEM;
-			break;
-		}
-	if (rc == 0 && ar_heapstats_finish(s))
-		rc = AR_ENOMEM;
+	int rc = stats_pass(r, s);
 	/* Second pass for each site's bytes live at the peak (stacks only). */
 	if (rc == 0 && s->nsites > 1) {
 		ar_reader_rewind(r);
 		ar_heapstats_rewind(s);
-		while ((rc = ar_reader_next_merged(r, &e)) == 1)
-			if (ar_heapstats_add(s, &e)) {
-				rc = AR_ENOMEM;
-				break;
-			}
-		if (rc == 0 && ar_heapstats_finish(s))
-			rc = AR_ENOMEM;
+		rc = stats_pass(r, s);
 	}
 	if (rc == AR_ENOMEM) {
 		fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's "

@@ -272,6 +272,18 @@ __attribute__((destructor)) static void rec_dtor(void)
 	rec_tls.in_shim = saved;
 }
 
+/* A new trace for this process (a fork child, an image whose exec failed):
+ * fresh writer and stack state, recording on, the module map again. */
+static void record_anew(void)
+{
+	rec_writer_reset_child();
+	rec_stacks_reset_child();
+	atomic_store(&rec_state, REC_ON);
+	rec_thread_t *t = rec_thread_self();
+	if (t)
+		rec_modules_scan(t);
+}
+
 static void atfork_child(void)
 {
 	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
@@ -279,12 +291,7 @@ static void atfork_child(void)
 	int saved = rec_tls.in_shim;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	atomic_store(&rec_state, REC_OFF);
-	rec_writer_reset_child();
-	rec_stacks_reset_child();
-	atomic_store(&rec_state, REC_ON);
-	rec_thread_t *t = rec_thread_self();
-	if (t)
-		rec_modules_scan(t);
+	record_anew();
 	rec_tls.in_shim = saved;
 }
 
@@ -553,12 +560,7 @@ static void restart_after_failed_exec(void)
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
-	rec_writer_reset_child();
-	rec_stacks_reset_child();
-	atomic_store(&rec_state, REC_ON);
-	rec_thread_t *t = rec_thread_self();
-	if (t)
-		rec_modules_scan(t);
+	record_anew();
 	rec_tls.in_shim = 0;
 	errno = saved;
 }

@@ -273,13 +273,14 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		 * (or realloc(p, 0) already freed it). Calling free(NULL) or
 		 * realloc(NULL, n) would time and count a call the program never
 		 * made, so the op is skipped, and counted (skipped_ops); its
-		 * SIGNAL and checksum still happen, so other streams proceed. */
-		if (!in && s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC) &&
-		    (op->kind == AR_WL_FREE || op->kind == AR_WL_REALLOC ||
-		     op->kind == AR_WL_REALLOCARRAY)) {
-			t->skipped_ops++;
-			goto next;
-		}
+		 * SIGNAL and checksum still happen, so other streams proceed.
+		 * Tested in the cases that take a block only, off the path of
+		 * the allocations. */
+#define SKIP_IF_MISSING()                                                         \
+	if (__builtin_expect(!in, 0) && s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) { \
+		t->skipped_ops++;                                                 \
+		goto next;                                                        \
+	}
 		switch (op->kind) {
 		case AR_WL_MALLOC:
 			TIMED(p = malloc(op->size));
@@ -288,12 +289,15 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			TIMED(p = calloc(op->arg, op->size));
 			break;
 		case AR_WL_REALLOC:
+			SKIP_IF_MISSING();
 			TIMED(p = realloc(in, op->size));
 			break;
 		case AR_WL_REALLOCARRAY:
+			SKIP_IF_MISSING();
 			TIMED(p = reallocarray(in, op->arg, op->size));
 			break;
 		case AR_WL_FREE:
+			SKIP_IF_MISSING();
 			TIMED(free(in));
 			break;
 		case AR_WL_POSIX_MEMALIGN: {
@@ -316,6 +320,7 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			TIMED(p = pvalloc(op->size));
 			break;
 		}
+#undef SKIP_IF_MISSING
 		/* ---- outside the timed window ---- */
 		if (timed) {
 			uint64_t dt = b - a > over ? b - a - over : 0;
