@@ -155,8 +155,9 @@ int ar_registry_count(void);
  * is 0, system allocators come before ours). Looks for the library on disk
  * each call. Our libraries are searched, first hit wins, in:
  *   1. each directory of $ALLOCRR_LIBDIR (colon-separated);
- *   2. <directory of the running executable>/../lib and ../lib/allocrr
- *      (build/bin -> build/lib, PREFIX/bin -> PREFIX/lib/allocrr);
+ *   2. <directory of the running executable>/../lib, ../lib/allocrr and
+ *      ../../lib/allocrr (build/bin -> build/lib, PREFIX/bin ->
+ *      PREFIX/lib/allocrr, the worker's PREFIX/libexec/allocrr -> the same);
  *   3. $ALLOCRR_BUILD/lib;
  *   4. the install directory compiled in (PREFIX/lib/allocrr).
  * System libraries are searched in the directory of libc.so.6, then

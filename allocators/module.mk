@@ -69,7 +69,6 @@ $(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_DEBUG_SO_RULE,$(n))))
 # ---- registry ----------------------------------------------------------------
 ALLOC_REG_SRCS := allocators/registry.c allocators/registry_probe.c
 ALLOC_REG_OBJS := $(call objs,$(ALLOC_REG_SRCS))
-ALLOC_REG_LIB := $(BUILD)/lib/liballocrr-registry.a
 ALLOC_REG_DEFS := -Iallocators -DAR_ALLOC_LIBDIR='"$(PREFIX)/lib/allocrr"'
 $(ALLOC_REG_OBJS): CFLAGS_OUR += $(ALLOC_REG_DEFS)
 
@@ -106,7 +105,7 @@ $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) 
 
 ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)
-INSTALL_LIBS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB)
+INSTALL_PLUGINS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS)
 DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(ALLOC_DEBUG_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
 
 .PHONY: allocators

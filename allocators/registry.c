@@ -142,6 +142,9 @@ static int find_ours(const char *file, found_t *out)
 				return 1;
 			if (join(dir, sizeof dir, exe, "/../lib/allocrr") == 0 && probe_dir(dir, file, out))
 				return 1;
+			/* the worker, installed in libexec/allocrr */
+			if (join(dir, sizeof dir, exe, "/../../lib/allocrr") == 0 && probe_dir(dir, file, out))
+				return 1;
 		}
 	}
 	const char *build = getenv("ALLOCRR_BUILD");

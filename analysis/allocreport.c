@@ -4,94 +4,164 @@
  *               [--recommend] [--html FILE]
  *   allocreport merge OUT.db IN.db...
  * Reads a results database written by allocreplay (read-only; only merge
- * writes, and only OUT.db). Exit 0 on success, 1 for a usage error (bad
- * option, unknown trace), 2 for a runtime error (unreadable database,
- * unwritable output, failed merge).
+ * writes, and only OUT.db). The comparison and the recommendations go to
+ * stdout, the HTML report to its file ("-": stdout, then alone). Exit 0 on
+ * success, 1 for a usage error (bad option, unknown trace), 2 for a runtime
+ * error (unreadable database, unwritable output, failed merge).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_cli.h"
 #include "report_model.h"
 
-static int usage(FILE *f, int status)
+/* What the command line asks for. */
+typedef struct rep_opts {
+	const char *db, *filter, *html; /* html: NULL, a file, or "-" */
+	enum ar_rep_format fmt;
+	int fmt_given, recommend;
+} rep_opts_t;
+
+static void usage(void)
 {
-	fprintf(f,
-		"usage: allocreport [--db FILE] [--trace SHA|NAME] [--format table|csv|json|markdown]\n"
-		"                   [--recommend] [--html FILE]\n"
-		"       allocreport merge OUT.db IN.db...\n"
-		"Compares the allocators replayed on each trace of a results database (default allocrr.db,\n"
-		"written by allocreplay): medians over repetitions with min-max, ratios to glibc, latency\n"
-		"percentiles, fragmentation, faults, counters, failed runs with their reason.\n"
-		"  --trace      only this trace: its file name or a prefix (4+ hex digits) of its SHA-256\n"
-		"  --format     of the comparison (or of the recommendations); default table\n"
-		"  --recommend  print the best allocator for speed, memory, tail latency and balance,\n"
-		"               with the evidence and warnings, instead of the comparison\n"
-		"  --html FILE  write a self-contained HTML report with SVG charts (prints nothing else\n"
-		"               unless --format or --recommend is given too)\n"
-		"  merge        fold databases from several machines into OUT.db (docs/RESULTS.md)\n");
-	return status;
+	printf("Usage: allocreport [OPTION]...\n"
+	       "   or: allocreport merge OUT.db IN.db...\n"
+	       "Compare the allocators replayed on each trace of a results database (written by\n"
+	       "allocreplay): medians over repetitions with min-max, ratios to glibc, latency\n"
+	       "percentiles, fragmentation, faults, counters, failed runs with their reason.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --db=FILE       the results database (default allocrr.db)\n"
+	       "      --trace=SHA|NAME  only this trace: its file name or a prefix (4+ hex\n"
+	       "                      digits) of its SHA-256\n"
+	       "      --format=FMT    table, csv, json or markdown: of the comparison (or of\n"
+	       "                      the recommendations); default table\n"
+	       "      --recommend     print the best allocator for speed, memory, tail latency\n"
+	       "                      and balance, with the evidence and warnings, instead of\n"
+	       "                      the comparison\n"
+	       "      --html=FILE     write a self-contained HTML report with SVG charts ('-':\n"
+	       "                      to standard output); prints nothing else unless --format\n"
+	       "                      or --recommend is given too\n"
+	       "  -h, --help          display this help and exit\n"
+	       "      --version       output version information and exit\n"
+	       "\n"
+	       "merge:\n"
+	       "  Fold databases from several machines into OUT.db, created from the first IN.db\n"
+	       "  when missing (docs/RESULTS.md); see allocreport merge --help.\n"
+	       "\n"
+	       "Exit status:\n"
+	       " 0 success, 1 usage error (bad option, unknown trace), 2 runtime error\n"
+	       " (unreadable database, unwritable output, failed merge).\n");
+}
+
+/* --format's value into *fmt; -1 when it names none. */
+static int parse_format(const char *v, enum ar_rep_format *fmt)
+{
+	static const struct {
+		const char *name;
+		enum ar_rep_format fmt;
+	} names[] = {{"table", AR_REP_TABLE}, {"csv", AR_REP_CSV}, {"json", AR_REP_JSON}, {"markdown", AR_REP_MARKDOWN}};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(v, names[i].name)) {
+			*fmt = names[i].fmt;
+			return 0;
+		}
+	return -1;
+}
+
+/* What the options ask for, checked together. Returns -1 to go on, or the
+ * exit status of a usage error. */
+static int check_args(const rep_opts_t *o)
+{
+	/* SQLite opens a database by name and seeks in it: no pipe will do. */
+	if (ar_cli_is_stdio(o->db))
+		return ar_cli_usage_error("--db -: a database cannot be read from standard input; name the file");
+	if (o->html && ar_cli_is_stdio(o->html) && (o->fmt_given || o->recommend))
+		return ar_cli_usage_error("--html - and --%s would both write to standard output; give --html a "
+					  "file name",
+					  o->recommend ? "recommend" : "format");
+	return -1;
+}
+
+/* Fill o from argv. Returns -1 to go on, or the exit status (--help,
+ * --version, a usage error). */
+static int parse_args(int argc, char **argv, rep_opts_t *o)
+{
+	enum { OPT_DB = 0x100, OPT_TRACE, OPT_FORMAT, OPT_RECOMMEND, OPT_HTML, OPT_VERSION };
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, OPT_DB},       {"trace", required_argument, NULL, OPT_TRACE},
+		{"format", required_argument, NULL, OPT_FORMAT}, {"recommend", no_argument, NULL, OPT_RECOMMEND},
+		{"html", required_argument, NULL, OPT_HTML},   {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},   {NULL, 0, NULL, 0}};
+	*o = (rep_opts_t){.db = "allocrr.db", .fmt = AR_REP_TABLE};
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DB:
+			o->db = optarg;
+			break;
+		case OPT_TRACE:
+			o->filter = optarg;
+			break;
+		case OPT_FORMAT:
+			o->fmt_given = 1;
+			if (parse_format(optarg, &o->fmt) != 0)
+				return ar_cli_usage_error("unknown format '%s' (table, csv, json or markdown)", optarg);
+			break;
+		case OPT_RECOMMEND:
+			o->recommend = 1;
+			break;
+		case OPT_HTML:
+			o->html = optarg;
+			break;
+		case 'h':
+			usage();
+			return AR_EXIT_OK;
+		case OPT_VERSION:
+			return ar_cli_version();
+		default:
+			return ar_cli_bad_option(c, argv);
+		}
+	}
+	if (optind < argc)
+		return ar_cli_usage_error("unexpected argument '%s' (the database is --db FILE; merging is "
+					  "allocreport merge OUT.db IN.db...)",
+					  argv[optind]);
+	return check_args(o);
+}
+
+/* Load the database and write what o asks for. Returns the exit status. */
+static int run(const rep_opts_t *o)
+{
+	ar_rep_t rep;
+	int bad_usage;
+	if (ar_rep_load(&rep, o->db, o->filter, &bad_usage)) {
+		ar_rep_free(&rep);
+		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;
+	}
+	int rc = AR_EXIT_OK;
+	if (o->html && ar_rep_html(&rep, o->html))
+		rc = AR_EXIT_RUNTIME;
+	if (o->recommend)
+		ar_rep_print_advice(stdout, &rep, o->fmt);
+	else if (!o->html || o->fmt_given)
+		ar_rep_print(stdout, &rep, o->fmt);
+	if (o->html && !rc && !ar_cli_is_stdio(o->html))
+		fprintf(stderr, "%s: wrote %s\n", ar_cli_tool(), o->html);
+	ar_rep_free(&rep);
+	if (fflush(stdout) != 0)
+		rc = ar_cli_error("standard output", "cannot write the report");
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	ar_cli_init("allocreport");
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return ar_rep_merge(argc - 1, argv + 1);
-	const char *db = "allocrr.db", *filter = NULL, *html = NULL;
-	enum ar_rep_format fmt = AR_REP_TABLE;
-	int recommend = 0, fmt_given = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int has = i + 1 < argc;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return usage(stdout, 0);
-		else if (!strcmp(a, "--db") && has)
-			db = argv[++i];
-		else if (!strcmp(a, "--trace") && has)
-			filter = argv[++i];
-		else if (!strcmp(a, "--html") && has)
-			html = argv[++i];
-		else if (!strcmp(a, "--recommend"))
-			recommend = 1;
-		else if (!strcmp(a, "--format") && has) {
-			const char *v = argv[++i];
-			fmt_given = 1;
-			if (!strcmp(v, "table"))
-				fmt = AR_REP_TABLE;
-			else if (!strcmp(v, "csv"))
-				fmt = AR_REP_CSV;
-			else if (!strcmp(v, "json"))
-				fmt = AR_REP_JSON;
-			else if (!strcmp(v, "markdown"))
-				fmt = AR_REP_MARKDOWN;
-			else {
-				fprintf(stderr, "allocreport: unknown format '%s' (table, csv, json or markdown)\n", v);
-				return 1;
-			}
-		} else {
-			int needs = !strcmp(a, "--db") || !strcmp(a, "--trace") || !strcmp(a, "--html") ||
-				    !strcmp(a, "--format");
-			fprintf(stderr, "allocreport: %s '%s'\n", needs ? "missing value for" : "unknown argument", a);
-			return usage(stderr, 1);
-		}
-	}
-	ar_rep_t rep;
-	int bad_usage;
-	if (ar_rep_load(&rep, db, filter, &bad_usage)) {
-		ar_rep_free(&rep);
-		return bad_usage ? 1 : 2;
-	}
-	int rc = 0;
-	if (html && ar_rep_html(&rep, html))
-		rc = 2;
-	if (recommend)
-		ar_rep_print_advice(stdout, &rep, fmt);
-	else if (!html || fmt_given)
-		ar_rep_print(stdout, &rep, fmt);
-	if (html && !rc)
-		fprintf(stderr, "allocreport: wrote %s\n", html);
-	ar_rep_free(&rep);
-	if (fflush(stdout) != 0)
-		rc = 2;
-	return rc;
+	rep_opts_t o;
+	int rc = parse_args(argc, argv, &o);
+	return rc >= 0 ? rc : run(&o);
 }

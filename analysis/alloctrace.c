@@ -1,44 +1,98 @@
 /*
- * alloctrace.c — entry point: `alloctrace COMMAND [ARGS]`.
+ * alloctrace.c — entry point: `alloctrace [--help|--version] COMMAND [ARGS]`.
+ * Options before COMMAND are alloctrace's own; everything from COMMAND on
+ * is the subcommand's, which parses it (alloctrace.h). `alloctrace --help`
+ * prints every subcommand's options too: it is the man page's source.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 
 static const struct {
 	const char *name;
 	int (*run)(int, char **);
-	const char *help;
+	const ar_cmd_help_t *help;
+	const char *summary;
 } commands[] = {
-	{"info", ar_cmd_info, "info FILE [--json]      program, threads, events by op, bytes, peak live, SHA-256"},
-	{"dump", ar_cmd_dump, "dump FILE [--extra] [--stacks]  one line per event in global sequence order"},
-	{"stats", ar_cmd_stats, "stats FILE [--json] [--top N]  sizes, lifetimes, live bytes, threads, realloc, sites"},
-	{"stacks", ar_cmd_stacks, "stacks FILE             the recorded call stacks, symbolised, with use counts"},
-	{"verify", ar_cmd_verify_any, "verify FILE...          exit 0 valid, 1 truncated but readable, 2 corrupt"},
-	{"verify", NULL, "verify --manifest MANIFEST...  every listed trace has its hash, counts and verifies"},
-	{"gen", ar_cmd_gen, "gen SCENARIO [--threads N] [--ops N] [--seed S] -o FILE  write a scenario trace; gen --list"},
-	{"corpus", ar_cmd_corpus, "corpus add MANIFEST FILE --program P --version V --command C  add a trace's entry"},
+	{"info", ar_cmd_info, &ar_info_help, "program, threads, events by op, bytes, peak live, SHA-256"},
+	{"dump", ar_cmd_dump, &ar_dump_help, "one line per event in global sequence order"},
+	{"stats", ar_cmd_stats, &ar_stats_help, "sizes, lifetimes, live bytes, threads, realloc, sites"},
+	{"stacks", ar_cmd_stacks, &ar_stacks_help, "the recorded call stacks, symbolised, with use counts"},
+	{"verify", ar_cmd_verify, &ar_verify_help, "exit 0 valid, 1 truncated but readable, 2 corrupt"},
+	{"gen", ar_cmd_gen, &ar_gen_help, "write a reference scenario's trace (S1-S5, A, B, D, M, X)"},
+	{"corpus", ar_cmd_corpus, &ar_corpus_help, "check or extend a trace corpus MANIFEST"},
 };
+#define NCOMMANDS (sizeof commands / sizeof *commands)
 
-static void usage(FILE *f)
+/* The whole manual, in the layout help2man reads: every form in the
+ * synopsis, then the commands, then each one's options. */
+static void usage(void)
 {
-	fprintf(f, "usage: alloctrace COMMAND [ARGS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		fprintf(f, "  %s\n", commands[i].help);
+	printf("Usage: alloctrace COMMAND [OPTION]... [FILE]...\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		for (const char *s = commands[i].help->synopsis; *s;) {
+			size_t n = strcspn(s, "\n");
+			printf("   or: %.*s\n", (int)n, s);
+			s += n + (s[n] == '\n');
+		}
+	printf("Read, check and summarise allocrr traces (trace-format/SPEC.md), and write\n"
+	       "the reference scenarios as traces.\n\n"
+	       "Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		printf("  %-9s %s\n", commands[i].name, commands[i].summary);
+	printf("\nOptions:\n"
+	       "  -h, --help          display this help and exit; after COMMAND, that command's\n"
+	       "      --version       output version information and exit\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (commands[i].help->options[0])
+			printf("\nOptions of %s:\n%s", commands[i].name, commands[i].help->options);
+	printf("\nExit status:\n"
+	       " 0 success, 1 usage error, 2 runtime error; verify: 0 valid, 1 truncated but\n"
+	       " readable, 2 corrupt or a usage error.\n");
+}
+
+/* alloctrace's own options, before COMMAND. Returns -1 with *cmd the index
+ * of COMMAND in argv, or the exit status (--help, --version, a bad option). */
+static int parse_args(int argc, char **argv, int *cmd)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"version", no_argument, NULL, AR_OPT_VERSION},
+					     {NULL, 0, NULL, 0}};
+	int c;
+	/* '+': stop at COMMAND, whose options are its own. */
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage();
+			return AR_EXIT_OK;
+		}
+		if (c == AR_OPT_VERSION)
+			return ar_cli_version();
+		return ar_cli_bad_option(c, argv);
+	}
+	if (optind >= argc)
+		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen or corpus)");
+	*cmd = optind;
+	return -1;
+}
+
+/* Hand argv[cmd...] to the subcommand it names. */
+static int run_command(int argc, char **argv)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[0], commands[i].name)) {
+			ar_cmd_getopt_begin();
+			return commands[i].run(argc, argv);
+		}
+	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen or corpus)", argv[0]);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 1 : 0;
-	}
-	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		if (commands[i].run && !strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "alloctrace: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return 1;
+	ar_cli_init("alloctrace");
+	int cmd = 0, rc = parse_args(argc, argv, &cmd);
+	if (rc >= 0)
+		return rc;
+	return run_command(argc - cmd, argv + cmd);
 }

@@ -11,6 +11,12 @@
  *       directory is listed. Exit 0 all good, 2 otherwise.
  *   alloctrace corpus add MANIFEST FILE --program P --version V --command C
  *       [--recorded-at T]: measure FILE and add (or replace) its entry.
+ *       (--version takes the program's version here, as it always has;
+ *       --program-version is the same option under a name that cannot be
+ *       mistaken for alloctrace's own --version.)
+ *
+ * This file also parses `alloctrace verify`, which checks either traces
+ * (cmd_verify.c) or manifests.
  *
  * Invariants: columns are found by name, so a later format may add columns
  * and older tools still check the ones they know; a value never holds a tab
@@ -27,6 +33,7 @@
 #include <time.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 #include "livemap.h"
 
 #define MAX_COLS 32
@@ -56,8 +63,8 @@ static int measure(const char *path, measure_t *m)
 	ar_reader_t *r;
 	ar_error_t err = {0};
 	if (ar_reader_open(&r, path, &err) != 0) {
-		snprintf(m->problem, sizeof m->problem, "not a trace: %s (byte offset %" PRIu64 ")", err.msg,
-			 err.offset);
+		snprintf(m->problem, sizeof m->problem, "not a trace: %s (byte offset %" PRIu64 ")",
+			 ar_trace_problem(path, err.msg), err.offset);
 		return -1;
 	}
 	ar_event_t e;
@@ -71,7 +78,7 @@ static int measure(const char *path, measure_t *m)
 	m->complete = rc == 0 && ar_reader_status(r) == AR_STATUS_COMPLETE;
 	if (!m->complete)
 		snprintf(m->problem, sizeof m->problem, "does not verify: %s (byte offset %" PRIu64 ")",
-			 ar_reader_error(r)->msg, ar_reader_error(r)->offset);
+			 ar_trace_problem(path, ar_reader_error(r)->msg), ar_reader_error(r)->offset);
 	ar_reader_close(r);
 	return m->complete ? 0 : -1;
 }
@@ -109,8 +116,8 @@ static int parse_header(char *line, int *pos, const char *manifest)
 				pos[k] = i;
 	}
 	if (pos[C_NAME] < 0 || pos[C_SHA] < 0) {
-		fprintf(stderr, "alloctrace: %s: the header line must name at least the columns name and sha256\n",
-			manifest);
+		ar_cli_error(manifest, "the header line must name at least the columns name and sha256 "
+				       "(traces/corpus/README.md)");
 		return -1;
 	}
 	return 0;
@@ -227,64 +234,55 @@ static int verify_manifest(const char *manifest)
 	return bad ? 2 : 0;
 }
 
-static int verify_manifests(int argc, char **argv)
+static int verify_manifests(int n, char **manifests)
 {
-	if (argc < 1) {
-		fprintf(stderr, "usage: alloctrace verify --manifest MANIFEST...\n");
-		return 1;
-	}
 	int worst = 0;
-	for (int i = 0; i < argc; i++) {
-		int s = verify_manifest(argv[i]);
+	for (int i = 0; i < n; i++) {
+		int s = verify_manifest(manifests[i]);
 		worst = s > worst ? s : worst;
 	}
 	return worst;
 }
 
-int ar_cmd_verify_any(int argc, char **argv)
+int ar_cmd_verify(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "--manifest"))
-		return verify_manifests(argc - 2, argv + 2);
-	return ar_cmd_verify(argc, argv);
+	static const struct option opts[] = {{"manifest", no_argument, NULL, AR_OPT_OWN}, AR_CMD_SHARED_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int manifests = 0, c;
+	/* A usage error exits 2, not 1: verify's 1 means "truncated but
+	 * readable", which a script may accept. */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == AR_OPT_OWN)
+			manifests = 1;
+		else {
+			int rc = ar_cmd_other_option(c, argv, &ar_verify_help);
+			return rc == AR_EXIT_USAGE ? AR_EXIT_RUNTIME : rc;
+		}
+	}
+	if (optind >= argc) {
+		ar_cli_usage_error("verify: missing %s", manifests ? "MANIFEST, the corpus manifest to check"
+								   : "FILE, a trace to verify");
+		return AR_EXIT_RUNTIME;
+	}
+	if (manifests)
+		return verify_manifests(argc - optind, argv + optind);
+	return ar_verify_files(argc - optind, argv + optind);
 }
 
 static int clean_value(const char *what, const char *s)
 {
 	if (!s || !*s || strpbrk(s, "\t\r\n")) {
-		fprintf(stderr, "alloctrace corpus add: %s must be non-empty without tabs or newlines\n", what);
+		ar_cli_usage_error("corpus add: %s needs a value without tabs or newlines", what);
 		return -1;
 	}
 	return 0;
 }
 
-static int add_entry(int argc, char **argv)
+/* Measure file and add (or replace) its entry in manifest; vals holds the
+ * --program, --version, --command and --recorded-at values. */
+static int add_entry(const char *manifest, const char *file, const char **vals)
 {
-	const char *manifest = NULL, *file = NULL, *vals[C_KNOWN] = {0};
 	char now[32];
-	for (int i = 0; i < argc; i++) {
-		int k = -1;
-		if (!strcmp(argv[i], "--program"))
-			k = C_PROGRAM;
-		else if (!strcmp(argv[i], "--version"))
-			k = C_VERSION;
-		else if (!strcmp(argv[i], "--command"))
-			k = C_CMD;
-		else if (!strcmp(argv[i], "--recorded-at"))
-			k = C_AT;
-		if (k >= 0 && i + 1 < argc)
-			vals[k] = argv[++i];
-		else if (argv[i][0] == '-' || (manifest && file))
-			manifest = NULL, file = NULL, i = argc;
-		else if (!manifest)
-			manifest = argv[i];
-		else
-			file = argv[i];
-	}
-	if (!manifest || !file || !vals[C_PROGRAM] || !vals[C_VERSION] || !vals[C_CMD]) {
-		fprintf(stderr, "usage: alloctrace corpus add MANIFEST FILE --program P --version V --command CMD "
-				"[--recorded-at YYYY-MM-DDTHH:MM:SSZ]\n");
-		return 1;
-	}
 	if (!vals[C_AT]) {
 		time_t t = time(NULL);
 		struct tm tm;
@@ -299,23 +297,20 @@ static int add_entry(int argc, char **argv)
 	snprintf(fdir, sizeof fdir, "%s", dirname(fb));
 	snprintf(fb, sizeof fb, "%s", file);
 	snprintf(mdir, sizeof mdir, "%s", dirname(mb));
-	if (strcmp(fdir, mdir)) {
-		fprintf(stderr, "alloctrace corpus add: %s must be in the manifest's directory %s\n", file, mdir);
-		return 1;
-	}
+	if (strcmp(fdir, mdir))
+		return ar_cli_usage_error("corpus add: %s must be in the manifest's directory %s (copy it there)", file,
+					  mdir);
 	if (clean_value("--program", vals[C_PROGRAM]) || clean_value("--version", vals[C_VERSION]) ||
 	    clean_value("--command", vals[C_CMD]) || clean_value("--recorded-at", vals[C_AT]))
 		return 1;
 	measure_t m;
-	if (measure(file, &m) != 0) {
-		fprintf(stderr, "alloctrace corpus add: %s: %s\n", file, m.problem);
-		return 2;
-	}
+	if (measure(file, &m) != 0)
+		return ar_cli_error(file, "%s", m.problem);
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp", manifest);
 	FILE *out = fopen(tmp, "w"), *in = fopen(manifest, "r");
 	if (!out) {
-		fprintf(stderr, "alloctrace corpus add: %s: %s\n", tmp, strerror(errno));
+		ar_cli_error(tmp, "cannot create: %s", strerror(errno));
 		if (in)
 			fclose(in);
 		return 2;
@@ -377,7 +372,7 @@ static int add_entry(int argc, char **argv)
 	}
 	fputc('\n', out);
 	if (fclose(out) != 0 || rename(tmp, manifest) != 0) {
-		fprintf(stderr, "alloctrace corpus add: %s: %s\n", manifest, strerror(errno));
+		ar_cli_error(manifest, "cannot write: %s (left as it was)", strerror(errno));
 		remove(tmp);
 		return 2;
 	}
@@ -386,14 +381,89 @@ static int add_entry(int argc, char **argv)
 	return 0;
 }
 
+const ar_cmd_help_t ar_corpus_help = {
+	"alloctrace corpus verify MANIFEST...\n"
+	"alloctrace corpus add [OPTION]... MANIFEST FILE",
+	"Keep a trace corpus (traces/corpus/README.md). `corpus verify` is `verify\n"
+	"--manifest`. `corpus add` measures FILE, which must lie in MANIFEST's directory,\n"
+	"and adds its entry (replacing one of the same name); --program, --version and\n"
+	"--command are required.",
+	"      --program=P     (add) the program that was recorded\n"
+	"      --version=V     (add) that program's version; also --program-version=V\n"
+	"      --command=CMD   (add) the command line that was recorded\n"
+	"      --recorded-at=T  (add) when, as YYYY-MM-DDTHH:MM:SSZ (default: now)\n",
+};
+
+/* `corpus add [OPTION]... MANIFEST FILE`; argv[0] is "add". */
+static int corpus_add(int argc, char **argv)
+{
+	enum { OPT_PROGRAM = AR_OPT_OWN, OPT_PVERSION, OPT_COMMAND, OPT_AT };
+	static const struct option opts[] = {
+		{"program", required_argument, NULL, OPT_PROGRAM}, {"version", required_argument, NULL, OPT_PVERSION},
+		{"program-version", required_argument, NULL, OPT_PVERSION},
+		{"command", required_argument, NULL, OPT_COMMAND}, {"recorded-at", required_argument, NULL, OPT_AT},
+		{"help", no_argument, NULL, 'h'},                 {NULL, 0, NULL, 0}};
+	const char *vals[C_KNOWN] = {0};
+	int c;
+	ar_cmd_getopt_begin();
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PROGRAM:
+			vals[C_PROGRAM] = optarg;
+			break;
+		case OPT_PVERSION:
+			vals[C_VERSION] = optarg;
+			break;
+		case OPT_COMMAND:
+			vals[C_CMD] = optarg;
+			break;
+		case OPT_AT:
+			vals[C_AT] = optarg;
+			break;
+		default:
+			return ar_cmd_other_option(c, argv, &ar_corpus_help);
+		}
+	}
+	if (argc - optind < 2)
+		return ar_cli_usage_error("corpus add: missing %s", optind < argc ? "FILE, the trace to add"
+										 : "MANIFEST and FILE");
+	if (argc - optind > 2)
+		return ar_cli_usage_error("corpus add: one FILE at a time ('%s' is a second one)", argv[optind + 2]);
+	/* The manifest is rewritten in place (temporary file, rename). */
+	if (ar_cli_is_stdio(argv[optind]))
+		return ar_cli_usage_error("corpus add: MANIFEST cannot be '-': it is updated in place; name its file");
+	if (!vals[C_PROGRAM] || !vals[C_VERSION] || !vals[C_CMD])
+		return ar_cli_usage_error("corpus add: missing %s", !vals[C_PROGRAM] ? "--program P"
+								  : !vals[C_VERSION] ? "--version V"
+										     : "--command CMD");
+	return add_entry(argv[optind], argv[optind + 1], vals);
+}
+
+/* Parse argv for --help and --version only ('+': stop at the first
+ * operand). Returns -1 to go on, or the exit status. */
+static int shared_options_only(int argc, char **argv, const char *optstring)
+{
+	static const struct option opts[] = {AR_CMD_SHARED_OPTIONS, {NULL, 0, NULL, 0}};
+	int c = getopt_long(argc, argv, optstring, opts, NULL);
+	return c == -1 ? -1 : ar_cmd_other_option(c, argv, &ar_corpus_help);
+}
+
 int ar_cmd_corpus(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "verify"))
-		return verify_manifests(argc - 2, argv + 2);
-	if (argc >= 2 && !strcmp(argv[1], "add"))
-		return add_entry(argc - 2, argv + 2);
-	fprintf(stderr, "usage: alloctrace corpus verify MANIFEST...\n"
-			"       alloctrace corpus add MANIFEST FILE --program P --version V --command CMD "
-			"[--recorded-at T]\n");
-	return 1;
+	int rc = shared_options_only(argc, argv, "+:h");
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return ar_cli_usage_error("corpus: missing the action, add or verify");
+	argc -= optind, argv += optind;
+	if (!strcmp(argv[0], "add"))
+		return corpus_add(argc, argv);
+	if (strcmp(argv[0], "verify"))
+		return ar_cli_usage_error("corpus: unknown action '%s' (add or verify)", argv[0]);
+	ar_cmd_getopt_begin();
+	if ((rc = shared_options_only(argc, argv, ":h")) >= 0)
+		return rc;
+	if (optind >= argc)
+		return ar_cli_usage_error("corpus verify: missing MANIFEST, the corpus manifest to check");
+	return verify_manifests(argc - optind, argv + optind);
 }

@@ -1,14 +1,16 @@
 /*
- * cmd_dump.c — `alloctrace dump FILE [--extra]`: every event, one line, in
+ * cmd_dump.c — `alloctrace dump [--extra] [--stacks] FILE`: every event, one line, in
  * global sequence order. The line format is a contract (SPEC 9) that tests
  * and users diff: decimal numbers, pointers as lowercase 0x hex, a NULL
  * result as 0x0, optional key=value fields only after the fixed ones.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 #include "ar_symbolize.h"
 
 static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, int extra)
@@ -65,28 +67,36 @@ static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, in
 	fputc('\n', out);
 }
 
+const ar_cmd_help_t ar_dump_help = {
+	"alloctrace dump [OPTION]... FILE",
+	"Every event of the trace FILE, one line each, in global sequence order:\n"
+	"SEQ TID OP ARGS [= RESULT], the stable format of trace-format/SPEC.md section 9.",
+	"      --extra         add t=NS (time since start), seq2= (realloc), stack=ID,\n"
+	"                      err=ERRNO to each line\n"
+	"      --stacks        after each event with a stack, its frames, symbolised\n"
+	"                      (implies --extra)\n",
+};
+
 int ar_cmd_dump(int argc, char **argv)
 {
-	const char *path = NULL;
-	int extra = 0, stacks = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--extra"))
+	enum { OPT_EXTRA = AR_OPT_OWN, OPT_STACKS };
+	static const struct option opts[] = {{"extra", no_argument, NULL, OPT_EXTRA},
+					     {"stacks", no_argument, NULL, OPT_STACKS}, AR_CMD_SHARED_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int extra = 0, stacks = 0, c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == OPT_EXTRA)
 			extra = 1;
-		else if (!strcmp(argv[i], "--stacks"))
+		else if (c == OPT_STACKS)
 			stacks = 1;
-		else if (argv[i][0] == '-' || path) {
-			path = NULL;
-			break;
-		} else
-			path = argv[i];
+		else
+			return ar_cmd_other_option(c, argv, &ar_dump_help);
 	}
-	if (!path) {
-		fprintf(stderr, "usage: alloctrace dump FILE [--extra] [--stacks]\n"
-				"  --extra   add t=NS (time since start), seq2= (realloc), stack=ID, err=ERRNO\n"
-				"  --stacks  after each event with a stack, its frames, symbolised\n");
-		return 1;
-	}
-	return ar_dump_run(path, extra, stacks, 1);
+	if (optind >= argc)
+		return ar_cli_usage_error("dump: missing FILE, the trace to dump");
+	if (optind + 1 < argc)
+		return ar_cli_usage_error("dump: one FILE at a time ('%s' is a second one)", argv[optind + 1]);
+	return ar_dump_run(argv[optind], extra, stacks, 1);
 }
 
 int ar_dump_run(const char *path, int extra, int stacks, int symbolize)
@@ -95,8 +105,9 @@ int ar_dump_run(const char *path, int extra, int stacks, int symbolize)
 	if (!r)
 		return 2;
 	ar_sym_t *sym = NULL;
-	if (stacks && symbolize && ar_sym_open(&sym, r, NULL) != 0) {
-		fprintf(stderr, "alloctrace: cannot set up symbolisation\n");
+	int src;
+	if (stacks && symbolize && (src = ar_sym_open(&sym, r, NULL)) != 0) {
+		ar_cli_error(path, "cannot set up symbolisation: %s (without --stacks, dump needs none)", ar_strerror(src));
 		ar_reader_close(r);
 		return 2;
 	}
@@ -110,15 +121,15 @@ int ar_dump_run(const char *path, int extra, int stacks, int symbolize)
 	ar_sym_close(sym);
 	int status = 0;
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
-		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %llu: %s\n", path,
-			(unsigned long long)ar_reader_error(r)->offset, ar_reader_error(r)->msg);
+		ar_cli_error(path, "corrupt at byte offset %llu: %s (the events before it were dumped)",
+			     (unsigned long long)ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
 		status = 2;
 	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
-		fprintf(stderr, "alloctrace: %s: %s (everything before byte offset %llu was dumped)\n", path,
-			ar_reader_error(r)->msg, (unsigned long long)ar_reader_error(r)->offset);
+		ar_cli_error(path, "%s (everything before byte offset %llu was dumped)",
+			     ar_trace_problem(path, ar_reader_error(r)->msg), (unsigned long long)ar_reader_error(r)->offset);
 	}
 	ar_reader_close(r);
 	if (fflush(stdout) != 0)
-		return 2;
+		return ar_cli_error("standard output", "%s", strerror(errno));
 	return status;
 }

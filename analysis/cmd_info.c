@@ -1,14 +1,16 @@
 /*
- * cmd_info.c — `alloctrace info FILE [--json]`: what a trace holds, from one
+ * cmd_info.c — `alloctrace info [--json] FILE`: what a trace holds, from one
  * streaming pass in sequence order (memory: the live objects only).
  * The SHA-256 is of the file's bytes, the key the results database uses.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 #include "livemap.h"
 
 typedef struct {
@@ -35,8 +37,8 @@ static void json_string(FILE *f, const char *s)
 /* The live set outgrew memory: say how big it was and what to do. */
 static int oom(const char *path, ar_livemap_t *live, ar_reader_t *r)
 {
-	fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's live set; "
-			"try a machine with more memory)\n", path, (uint64_t)live->len);
+	ar_cli_error(path, "out of memory tracking %" PRIu64 " live objects (the trace's live set; try a machine "
+			   "with more memory)", (uint64_t)live->len);
 	ar_livemap_free(live);
 	ar_reader_close(r);
 	return 2;
@@ -47,33 +49,37 @@ static const char *status_name(ar_status_t s)
 	return s == AR_STATUS_COMPLETE ? "complete" : s == AR_STATUS_TRUNCATED ? "truncated" : "corrupt";
 }
 
+const ar_cmd_help_t ar_info_help = {
+	"alloctrace info [OPTION]... FILE",
+	"What the trace FILE holds: program, pid, threads, events by op, bytes requested,\n"
+	"failed calls, peak live bytes, duration, file size, SHA-256 (the key of the\n"
+	"results database), and whether it is complete, truncated or corrupt (where).",
+	"      --json          print one JSON object instead of text\n",
+};
+
 int ar_cmd_info(int argc, char **argv)
 {
-	const char *path = NULL;
-	int json = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+	static const struct option opts[] = {{"json", no_argument, NULL, AR_OPT_OWN}, AR_CMD_SHARED_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int json = 0, c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == AR_OPT_OWN)
 			json = 1;
-		else if (argv[i][0] == '-' || path) {
-			fprintf(stderr, "usage: alloctrace info FILE [--json]\n");
-			return 1;
-		} else
-			path = argv[i];
+		else
+			return ar_cmd_other_option(c, argv, &ar_info_help);
 	}
-	if (!path) {
-		fprintf(stderr, "usage: alloctrace info FILE [--json]\n");
-		return 1;
-	}
-	return ar_info_run(path, json);
+	if (optind >= argc)
+		return ar_cli_usage_error("info: missing FILE, the trace to describe");
+	if (optind + 1 < argc)
+		return ar_cli_usage_error("info: one FILE at a time ('%s' is a second one)", argv[optind + 1]);
+	return ar_info_run(argv[optind], json);
 }
 
 int ar_info_run(const char *path, int json)
 {
 	char sha[65];
-	if (ar_trace_sha256(path, sha) != 0) {
-		perror(path);
-		return 2;
-	}
+	if (ar_trace_sha256(path, sha) != 0)
+		return ar_cli_error(path, "%s", strerror(errno));
 	ar_reader_t *r = ar_open_or_complain(path);
 	if (!r)
 		return 2;
@@ -128,7 +134,7 @@ int ar_info_run(const char *path, int json)
 		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
 		if (st != AR_STATUS_COMPLETE) {
 			printf(",\"problem\":");
-			json_string(stdout, err->msg);
+			json_string(stdout, ar_trace_problem(path, err->msg));
 			printf(",\"problem_offset\":%" PRIu64, err->offset);
 		}
 		printf("}\n");
@@ -169,7 +175,8 @@ int ar_info_run(const char *path, int json)
 		if (st == AR_STATUS_COMPLETE)
 			printf("status            complete\n");
 		else
-			printf("status            %s at byte offset %" PRIu64 ": %s\n", status_name(st), err->offset, err->msg);
+			printf("status            %s at byte offset %" PRIu64 ": %s\n", status_name(st), err->offset,
+			       ar_trace_problem(path, err->msg));
 	}
 	ar_livemap_free(&s.live);
 	ar_reader_close(r);

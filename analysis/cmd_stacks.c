@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 #include "ar_symbolize.h"
 
 void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id, const char *indent)
@@ -28,13 +29,25 @@ void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id,
 	}
 }
 
+const ar_cmd_help_t ar_stacks_help = {
+	"alloctrace stacks FILE",
+	"Every call stack of the trace FILE, recorded with `allocrec --stacks`, with how\n"
+	"many events used it, symbolised (function, file:line where debug information\n"
+	"exists, C++ names demangled) against the modules the trace names.",
+	"",
+};
+
 int ar_cmd_stacks(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: alloctrace stacks FILE\n");
-		return 1;
-	}
-	return ar_stacks_run(argv[1], 1);
+	static const struct option opts[] = {AR_CMD_SHARED_OPTIONS, {NULL, 0, NULL, 0}};
+	int c = getopt_long(argc, argv, ":h", opts, NULL); /* the first option, wherever it is */
+	if (c != -1)
+		return ar_cmd_other_option(c, argv, &ar_stacks_help);
+	if (optind >= argc)
+		return ar_cli_usage_error("stacks: missing FILE, a trace recorded with allocrec --stacks");
+	if (optind + 1 < argc)
+		return ar_cli_usage_error("stacks: one FILE at a time ('%s' is a second one)", argv[optind + 1]);
+	return ar_stacks_run(argv[optind], 1);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -49,20 +62,21 @@ int ar_stacks_run(const char *path, int symbolize)
 	if (!r)
 		return 2;
 	if (!(ar_reader_header(r)->flags & AR_HDR_STACKS) || ar_reader_stack_count(r) == 0) {
-		fprintf(stderr, "alloctrace: %s has no call stacks (record with: allocrec --stacks ...)\n", path);
+		ar_cli_error(path, "no call stacks (record with: allocrec --stacks ...)");
 		ar_reader_close(r);
 		return 2;
 	}
 	ar_sym_t *sym = NULL;
 	uint32_t skipped = 0;
-	if (symbolize && ar_sym_open(&sym, r, &skipped) != 0) {
-		fprintf(stderr, "alloctrace: cannot set up symbolisation\n");
+	int src;
+	if (symbolize && (src = ar_sym_open(&sym, r, &skipped)) != 0) {
+		ar_cli_error(path, "cannot set up symbolisation: %s", ar_strerror(src));
 		ar_reader_close(r);
 		return 2;
 	}
 	if (skipped)
-		fprintf(stderr, "alloctrace: %u module(s) missing or rebuilt since recording: their frames show only module+offset\n",
-			skipped);
+		ar_cli_error(path, "%u module(s) missing or rebuilt since recording: their frames show only "
+				   "module+offset", skipped);
 	/* Count uses per defined stack in one streaming pass: the ids are the
 	 * writer's (up to 2^32-1, SPEC 6.5), so they are sorted and searched,
 	 * never used as an index; events naming an id no STACK record defines
@@ -70,7 +84,7 @@ int ar_stacks_run(const char *path, int symbolize)
 	uint32_t n = ar_reader_stack_count(r);
 	uint64_t *ids = malloc((n ? n : 1) * sizeof *ids), *uses = calloc(n ? n : 1, sizeof *uses);
 	if (!ids || !uses) {
-		fprintf(stderr, "alloctrace: out of memory for %u stacks\n", n);
+		ar_cli_error(path, "out of memory for %u stacks", n);
 		free(ids);
 		free(uses);
 		ar_sym_close(sym);
@@ -101,15 +115,15 @@ int ar_stacks_run(const char *path, int symbolize)
 		ar_print_stack(stdout, r, sym, (uint32_t)ids[i], "  ");
 	}
 	if (undefined)
-		fprintf(stderr, "alloctrace: %s: %" PRIu64 " event(s) name a stack id the trace does not define "
-				"(not listed)\n", path, undefined);
+		ar_cli_error(path, "%" PRIu64 " event(s) name a stack id the trace does not define (not listed)",
+			     undefined);
 	free(ids);
 	free(uses);
 	ar_sym_close(sym);
 	int status = rc < 0 ? 2 : 0;
 	if (rc < 0)
-		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s\n", path,
-			ar_reader_error(r)->offset, ar_reader_error(r)->msg);
+		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s (use counts are of the events before it)",
+			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
 	ar_reader_close(r);
 	return status;
 }

@@ -1,15 +1,17 @@
 /*
- * cmd_stats.c — `alloctrace stats FILE [--json] [--top N]`: what a program's
+ * cmd_stats.c — `alloctrace stats [--json] [--top N] FILE`: what a program's
  * heap looks like, before choosing an allocator (heapstats.c does the
  * counting in one streaming pass; a second pass, only when stacks were
  * recorded, finds each allocation site's bytes live at the peak).
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloctrace.h"
+#include "ar_cli.h"
 #include "ar_symbolize.h"
 #include "heapstats.h"
 
@@ -155,29 +157,39 @@ static void print_sites(const ar_reader_t *r, ar_sym_t *sym, const ar_heapstats_
 	}
 }
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: alloctrace stats FILE [--json] [--top N]\n");
-	return 1;
-}
+const ar_cmd_help_t ar_stats_help = {
+	"alloctrace stats [OPTION]... FILE",
+	"What the heap of the program recorded in FILE looks like, before choosing an\n"
+	"allocator: size and lifetime histograms, live bytes over time and its peak,\n"
+	"per-thread rates, cross-thread frees, realloc growth, what a pool or an arena\n"
+	"could serve, and the top allocation sites when stacks were recorded.",
+	"      --json          print one JSON object instead of text\n"
+	"      --top=N         list the N largest sizes and sites (default 10)\n",
+};
 
 int ar_cmd_stats(int argc, char **argv)
 {
-	const char *path = NULL;
-	int json = 0, top = 10;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+	enum { OPT_JSON = AR_OPT_OWN, OPT_TOP };
+	static const struct option opts[] = {{"json", no_argument, NULL, OPT_JSON},
+					     {"top", required_argument, NULL, OPT_TOP}, AR_CMD_SHARED_OPTIONS,
+					     {NULL, 0, NULL, 0}};
+	int json = 0, c;
+	uint64_t top = 10;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (c == OPT_JSON)
 			json = 1;
-		else if (!strcmp(argv[i], "--top") && i + 1 < argc)
-			top = atoi(argv[++i]);
-		else if (argv[i][0] == '-' || path)
-			return usage();
-		else
-			path = argv[i];
+		else if (c == OPT_TOP) {
+			if (ar_cmd_parse_u64(optarg, &top) != 0 || top < 1 || top > INT_MAX)
+				return ar_cli_usage_error("stats: --top needs a number of lines, 1 or more, not '%s'",
+							  optarg);
+		} else
+			return ar_cmd_other_option(c, argv, &ar_stats_help);
 	}
-	if (!path || top < 1)
-		return usage();
-	return ar_stats_run(path, json, top, 1);
+	if (optind >= argc)
+		return ar_cli_usage_error("stats: missing FILE, the trace to describe");
+	if (optind + 1 < argc)
+		return ar_cli_usage_error("stats: one FILE at a time ('%s' is a second one)", argv[optind + 1]);
+	return ar_stats_run(argv[optind], json, (int)top, 1);
 }
 
 /* One pass over the events in merged order: 0, AR_ENOMEM, or the reader's
@@ -201,6 +213,7 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 		return 2;
 	ar_heapstats_t *s = calloc(1, sizeof *s);
 	if (!s) {
+		ar_cli_error(path, "out of memory");
 		ar_reader_close(r);
 		return 2;
 	}
@@ -213,29 +226,29 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 		rc = stats_pass(r, s);
 	}
 	if (rc == AR_ENOMEM) {
-		fprintf(stderr, "alloctrace: %s: out of memory tracking %" PRIu64 " live objects (the trace's "
-				"live set; try a machine with more memory)\n", path, s->live_objects);
+		ar_cli_error(path, "out of memory tracking %" PRIu64 " live objects (the trace's live set; try a "
+				   "machine with more memory)", s->live_objects);
 		ar_heapstats_free(s);
 		free(s);
 		ar_reader_close(r);
 		return 2;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s (alloctrace verify %s says "
-				"more)\n", path, ar_reader_error(r)->offset, ar_reader_error(r)->msg, path);
+		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s (alloctrace verify %s says more)",
+			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg), path);
 		ar_heapstats_free(s);
 		free(s);
 		ar_reader_close(r);
 		return 2;
 	}
 	if (ar_reader_status(r) == AR_STATUS_TRUNCATED)
-		fprintf(stderr, "alloctrace: %s: %s; statistics cover the readable part\n", path, ar_reader_error(r)->msg);
+		ar_cli_error(path, "%s; statistics cover the readable part", ar_trace_problem(path, ar_reader_error(r)->msg));
 	/* A block that failed to index ends the readable part: the numbers
 	 * below are of the events before it, and the exit status says so. */
 	int corrupt = ar_reader_status(r) == AR_STATUS_CORRUPT;
 	if (corrupt)
-		fprintf(stderr, "alloctrace: %s: corrupt at byte offset %" PRIu64 ": %s; statistics cover the "
-				"events before it\n", path, ar_reader_error(r)->offset, ar_reader_error(r)->msg);
+		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s; statistics cover the events before it",
+			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
 
 	const ar_header_t *h = ar_reader_header(r);
 	for (uint32_t i = 0; i < s->nthreads; i++) {

@@ -3,6 +3,8 @@
  * event in sequence order, the way a replay would, and classify the file:
  * exit 0 valid and complete, 1 truncated but readable (the valid prefix is
  * usable), 2 corrupt or unreadable. With several files the worst wins.
+ * The report is on stdout, a line per file ("PATH: ok, ..."), so that a
+ * script can keep it.
  */
 #include <stdio.h>
 
@@ -22,12 +24,12 @@ int ar_verify_run(const char *path)
 	int status;
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
 		printf("%s: corrupt at byte offset %llu: %s (%llu events were read in sequence order before it; %llu are in blocks that index cleanly)\n",
-		       path, (unsigned long long)err->offset, err->msg, (unsigned long long)n,
+		       path, (unsigned long long)err->offset, ar_trace_problem(path, err->msg), (unsigned long long)n,
 		       (unsigned long long)ar_reader_event_count(r));
 		status = 2;
 	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
 		printf("%s: truncated at byte offset %llu: %s; the %llu events before it are readable\n", path,
-		       (unsigned long long)err->offset, err->msg, (unsigned long long)n);
+		       (unsigned long long)err->offset, ar_trace_problem(path, err->msg), (unsigned long long)n);
 		status = 1;
 	} else {
 		printf("%s: ok, %llu events, %u threads, %llu blocks\n", path, (unsigned long long)n,
@@ -38,17 +40,27 @@ int ar_verify_run(const char *path)
 	return status;
 }
 
-int ar_cmd_verify(int argc, char **argv)
+int ar_verify_files(int n, char **paths)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: alloctrace verify FILE...\n");
-		return 2;
-	}
 	int worst = 0;
-	for (int i = 1; i < argc; i++) {
-		int s = ar_verify_run(argv[i]);
+	for (int i = 0; i < n; i++) {
+		int s = ar_verify_run(paths[i]);
 		if (s > worst)
 			worst = s;
 	}
 	return worst;
 }
+
+/* Parsed in cmd_corpus.c (ar_cmd_verify), which also does --manifest. */
+const ar_cmd_help_t ar_verify_help = {
+	"alloctrace verify FILE...\n"
+	"alloctrace verify --manifest MANIFEST...",
+	"Decode every block and event of each trace FILE in sequence order, as a replay\n"
+	"would, and say whether it is valid, truncated (where; the events before are\n"
+	"usable) or corrupt (where and what). Exit 0 all valid, 1 truncated but\n"
+	"readable, 2 corrupt or unreadable: the worst file wins. A usage error exits 2,\n"
+	"so that 1 always means truncated.",
+	"      --manifest      each operand is a corpus MANIFEST (traces/corpus/README.md):\n"
+	"                      every listed trace has its SHA-256 and counts and\n"
+	"                      verifies, every *.zst beside it is listed; exit 0 or 2\n",
+};

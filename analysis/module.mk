@@ -1,9 +1,6 @@
 # analysis/: alloctrace (info, dump, verify, stacks) over any trace file, and
 # the symboliser (libdw behind ar_symbolize.h) that alloctrace and tests use.
-SYM_LIB := $(BUILD)/lib/liballocrr-sym.a
 SYM_OBJS := $(call objs,analysis/symbolize.c)
-# Link line for users of the symboliser (after their own objects).
-SYM_LDLIBS := $(SYM_LIB) -ldw -lelf -lstdc++
 
 $(SYM_LIB): $(SYM_OBJS)
 	@mkdir -p $(@D)
@@ -13,14 +10,14 @@ $(SYM_LIB): $(SYM_OBJS)
 # alloctrace: every analysis/*.c but the symboliser and allocreport (report.mk)
 ALLOCTRACE_SRCS := $(filter-out analysis/symbolize.c analysis/allocreport.c analysis/report_%.c,$(wildcard analysis/*.c))
 ALLOCTRACE_OBJS := $(call objs,$(ALLOCTRACE_SRCS))
-ALLOCTRACE := $(BUILD)/bin/alloctrace
 
-$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(SYM_LIB) $(TRACE_LIB)
+$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(ALLOCTRACE) $(SYM_LIB)
 INSTALL_BINS += $(ALLOCTRACE)
+MAN_NAME_alloctrace := read, check, analyse and generate allocrr heap traces
 DEP_FILES += $(ALLOCTRACE_OBJS:.o=.d) $(SYM_OBJS:.o=.d)
 include analysis/report.mk

@@ -3,7 +3,6 @@
 # database allocreplay writes; included at the end of analysis/module.mk.
 REPORT_SRCS := analysis/allocreport.c $(wildcard analysis/report_*.c)
 REPORT_OBJS := $(call objs,$(REPORT_SRCS))
-ALLOCREPORT := $(BUILD)/bin/allocreport
 
 # `allocreport merge` runs replayer/merge.sql itself, compiled in as a C string.
 REPORT_MERGE_SQL_C := $(BUILD)/gen/report_merge_sql.c
@@ -22,11 +21,12 @@ $(REPORT_MERGE_SQL_OBJ): $(REPORT_MERGE_SQL_C) | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_OUR) -Ianalysis -MMD -MP -c $< -o $@
 
-$(ALLOCREPORT): $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) $(TRACE_LIB)
+$(ALLOCREPORT): $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) -lsqlite3 -lm $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPORT_OBJS) $(REPORT_MERGE_SQL_OBJ) -lsqlite3 -lm $(COMMON_LIB) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(ALLOCREPORT)
 INSTALL_BINS += $(ALLOCREPORT)
+MAN_NAME_allocreport := compare allocators from an allocrr results database; merge databases
 DEP_FILES += $(REPORT_OBJS:.o=.d) $(REPORT_MERGE_SQL_OBJ:.o=.d)

@@ -20,12 +20,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ar_cli.h"
 #include "report_model.h"
 
 static void complain(const char *path, const char *what, sqlite3 *db)
 {
-	fprintf(stderr, "allocreport: %s: %s%s%s\n", path, what, db ? ": " : "",
-		db ? sqlite3_errmsg(db) : "");
+	ar_cli_error(path, "%s%s%s", what, db ? ": " : "", db ? sqlite3_errmsg(db) : "");
 }
 
 static sqlite3_stmt *prepare(sqlite3 *db, const char *path, const char *sql)
@@ -104,7 +104,7 @@ static ar_rep_alloc_t *alloc_slot(ar_rep_trace_t *t, acc_t **accs, const char *n
 	t->allocs = realloc(t->allocs, (t->nallocs + 1) * sizeof *t->allocs);
 	*accs = realloc(*accs, (t->nallocs + 1) * sizeof **accs);
 	if (!t->allocs || !*accs) {
-		fprintf(stderr, "allocreport: out of memory\n");
+		ar_cli_error(NULL, "out of memory");
 		exit(2);
 	}
 	ar_rep_alloc_t *a = &t->allocs[t->nallocs];
@@ -124,7 +124,7 @@ static void acc_push(acc_t *c, const double *vals)
 		for (int m = 0; m < M_N; m++) {
 			c->v[m] = realloc(c->v[m], c->cap * sizeof(double));
 			if (!c->v[m]) {
-				fprintf(stderr, "allocreport: out of memory\n");
+				ar_cli_error(NULL, "out of memory");
 				exit(2);
 			}
 		}
@@ -411,13 +411,12 @@ int ar_rep_load(ar_rep_t *rep, const char *path, const char *filter, int *usage)
 	}
 	if (!rep->ntraces) {
 		if (filter) {
-			fprintf(stderr, "allocreport: no trace in %s matches '%s' (give a trace name or at least 4 "
-					"hex digits of its SHA-256; `sqlite3 %s 'SELECT sha256, name FROM traces'` "
-					"lists them)\n",
-				path, filter, path);
+			ar_cli_error(path, "no trace matches '%s' (give a trace name or at least 4 hex digits of its "
+					   "SHA-256; `sqlite3 %s 'SELECT sha256, name FROM traces'` lists them)",
+				     filter, path);
 			*usage = 1;
 		} else {
-			fprintf(stderr, "allocreport: %s holds no runs yet (allocreplay TRACE --db %s)\n", path, path);
+			ar_cli_error(path, "holds no runs yet (allocreplay TRACE --db %s)", path);
 		}
 		return -1;
 	}

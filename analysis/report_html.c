@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ar_cli.h"
 #include "report_model.h"
 
 static const char style[] =
@@ -132,9 +133,10 @@ static void advice(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
 
 int ar_rep_html(const ar_rep_t *rep, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	const char *shown = ar_cli_is_stdio(path) ? "standard output" : path;
+	FILE *f = ar_cli_open_output(path, "w");
 	if (!f) {
-		fprintf(stderr, "allocreport: cannot write %s: %s\n", path, strerror(errno));
+		ar_cli_error(shown, "cannot create: %s", strerror(errno));
 		return -1;
 	}
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -187,8 +189,8 @@ int ar_rep_html(const ar_rep_t *rep, const char *path)
 			"pool the histogram buckets (log-linear, at most 0.78 % bucket error) of all ok runs; RSS "
 			"timelines are each allocator's first ok run, sampled at markers of the trace's event index.");
 	fputs("</body>\n</html>\n", f);
-	if (fclose(f) != 0 || marks < 0) {
-		fprintf(stderr, "allocreport: writing %s failed: %s\n", path, strerror(errno));
+	if (ar_cli_close_output(f) != 0 || marks < 0) {
+		ar_cli_error(shown, "writing the report failed: %s", strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -13,19 +13,25 @@
  * must have OUT.db's schema version; an input is never written.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_cli.h"
 #include "report_model.h"
 
-static int usage(FILE *f, int status)
+static void usage(void)
 {
-	fprintf(f, "usage: allocreport merge OUT.db IN.db...\n"
-			"Adds every trace, allocator and run of each IN.db that OUT.db lacks (creating OUT.db\n"
-			"from the first IN.db when missing). See docs/RESULTS.md, \"Merging databases\".\n");
-	return status;
+	printf("Usage: allocreport merge OUT.db IN.db...\n"
+	       "Add every trace, allocator and run of each IN.db that OUT.db lacks, creating\n"
+	       "OUT.db from the first IN.db when it is missing; merging the same input twice\n"
+	       "adds nothing. See docs/RESULTS.md, \"Merging databases\".\n"
+	       "\n"
+	       "Options:\n"
+	       "  -h, --help          display this help and exit\n"
+	       "      --version       output version information and exit\n");
 }
 
 static long long scalar(sqlite3 *db, const char *sql)
@@ -59,13 +65,12 @@ static int copy_db(const char *in, const char *out)
 	sqlite3 *src = NULL, *dst = NULL;
 	int rc = -1;
 	if (sqlite3_open_v2(in, &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || !is_results_db(src, "main")) {
-		fprintf(stderr, "allocreport: %s: not a results database%s%s\n", in, src ? ": " : "",
-			src ? sqlite3_errmsg(src) : "");
+		ar_cli_error(in, "not a results database%s%s", src ? ": " : "", src ? sqlite3_errmsg(src) : "");
 		goto out;
 	}
 	sqlite3_busy_timeout(src, 10000);
 	if (sqlite3_open_v2(out, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "allocreport: cannot create %s: %s\n", out, dst ? sqlite3_errmsg(dst) : "no memory");
+		ar_cli_error(out, "cannot create: %s", dst ? sqlite3_errmsg(dst) : "out of memory");
 		goto out;
 	}
 	sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
@@ -74,7 +79,7 @@ static int copy_db(const char *in, const char *out)
 		sqlite3_backup_finish(b);
 	}
 	if (sqlite3_errcode(dst) != SQLITE_OK) {
-		fprintf(stderr, "allocreport: copying %s to %s: %s\n", in, out, sqlite3_errmsg(dst));
+		ar_cli_error(out, "copying %s into it failed: %s", in, sqlite3_errmsg(dst));
 		goto out;
 	}
 	printf("%s: created from %s (%lld runs, %lld traces)\n", out, in, scalar(dst, "SELECT count(*) FROM runs"),
@@ -99,19 +104,19 @@ static int merge_one(sqlite3 *db, const char *out, const char *in)
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		fprintf(stderr, "allocreport: cannot open %s: %s\n", in, sqlite3_errmsg(db));
+		ar_cli_error(in, "cannot open: %s", sqlite3_errmsg(db));
 		return -1;
 	}
 	int ret = -1;
 	long long vin = scalar(db, "PRAGMA src.user_version"), vout = scalar(db, "PRAGMA main.user_version");
 	if (!is_results_db(db, "src")) {
-		fprintf(stderr, "allocreport: %s: not a results database (no runs and traces tables)\n", in);
+		ar_cli_error(in, "not a results database (no runs and traces tables)");
 		goto detach;
 	}
 	if (vin != vout) {
-		fprintf(stderr, "allocreport: %s has schema version %lld, %s has %lld: run allocreplay once on the "
-				"older one (any trace, e.g. -a glibc --repeat 1 --db FILE) to migrate it, then merge\n",
-			in, vin, out, vout);
+		ar_cli_error(in, "has schema version %lld, %s has %lld: run allocreplay once on the older one (any "
+				 "trace, e.g. -a glibc --repeat 1 --db FILE) to migrate it, then merge",
+			     vin, out, vout);
 		goto detach;
 	}
 	long long runs0 = scalar(db, "SELECT count(*) FROM main.runs");
@@ -119,8 +124,8 @@ static int merge_one(sqlite3 *db, const char *out, const char *in)
 	long long src_runs = scalar(db, "SELECT count(*) FROM src.runs");
 	char *err = NULL;
 	if (sqlite3_exec(db, ar_rep_merge_sql, NULL, NULL, &err) != SQLITE_OK) {
-		fprintf(stderr, "allocreport: merging %s into %s failed, nothing of it was added: %s\n", in, out,
-			err ? err : sqlite3_errmsg(db));
+		ar_cli_error(in, "merging it into %s failed, nothing of it was added: %s", out,
+			     err ? err : sqlite3_errmsg(db));
 		sqlite3_free(err);
 		if (!sqlite3_get_autocommit(db))
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -135,40 +140,77 @@ detach:
 	return ret;
 }
 
+/* OUT.db and IN.db... from argv (argv[0] is "merge"): *first is the index
+ * of the first input. Returns -1 to go on, or the exit status (--help,
+ * --version, a usage error). */
+static int parse_args(int argc, char **argv, int *first)
+{
+	enum { OPT_VERSION = 0x100 };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"version", no_argument, NULL, OPT_VERSION},
+					     {NULL, 0, NULL, 0}};
+	optind = 0; /* glibc: parse afresh, argv being merge's own */
+	int c = getopt_long(argc, argv, ":h", opts, NULL); /* the first option, wherever it is */
+	if (c == 'h') {
+		usage();
+		return AR_EXIT_OK;
+	}
+	if (c != -1)
+		return c == OPT_VERSION ? ar_cli_version() : ar_cli_bad_option(c, argv);
+	if (argc - optind < 2)
+		return ar_cli_usage_error("merge: missing %s", optind < argc ? "IN.db, a database to merge"
+									  : "OUT.db and IN.db");
+	/* A database is a file SQLite seeks in and locks: no stream will do. */
+	if (ar_cli_is_stdio(argv[optind]))
+		return ar_cli_usage_error("merge: OUT.db cannot be '-': a database cannot be written to standard output; "
+					  "name a file, e.g. allocreport merge merged.db IN.db...");
+	for (int i = optind + 1; i < argc; i++)
+		if (ar_cli_is_stdio(argv[i]))
+			return ar_cli_usage_error("merge: IN.db cannot be '-': a database cannot be read from standard "
+						  "input; name its file");
+	*first = optind;
+	return -1;
+}
+
+/* Every input readable and none of them OUT itself. Returns -1 to go on, or
+ * the exit status. */
+static int check_inputs(const char *out, int n, char **in)
+{
+	for (int i = 0; i < n; i++) {
+		if (access(in[i], R_OK))
+			return ar_cli_error(in[i], "%s", strerror(errno));
+		if (same_file(in[i], out))
+			return ar_cli_usage_error("merge: %s is OUT.db itself; name it once, first", in[i]);
+	}
+	return -1;
+}
+
 int ar_rep_merge(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return usage(stdout, 0);
-	if (argc < 3)
-		return usage(stderr, 1);
-	const char *out = argv[1];
-	for (int i = 2; i < argc; i++) {
-		if (access(argv[i], R_OK)) {
-			fprintf(stderr, "allocreport: %s: %s\n", argv[i], strerror(errno));
-			return 2;
-		}
-		if (same_file(argv[i], out)) {
-			fprintf(stderr, "allocreport: %s is the output itself\n", argv[i]);
-			return 1;
-		}
-	}
-	int first = 2;
+	int first = 0, rc = parse_args(argc, argv, &first);
+	if (rc >= 0)
+		return rc;
+	const char *out = argv[first];
+	char **in = argv + first + 1;
+	int nin = argc - first - 1;
+	if ((rc = check_inputs(out, nin, in)) >= 0)
+		return rc;
+	int skip = 0;
 	if (access(out, F_OK)) {
-		if (copy_db(argv[2], out))
-			return 2;
-		first = 3;
+		if (copy_db(in[0], out))
+			return AR_EXIT_RUNTIME;
+		skip = 1;
 	}
 	sqlite3 *db = NULL;
 	if (sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK || !is_results_db(db, "main")) {
-		fprintf(stderr, "allocreport: %s: not a results database%s%s\n", out, db ? ": " : "",
-			db ? sqlite3_errmsg(db) : "");
+		ar_cli_error(out, "not a results database%s%s", db ? ": " : "", db ? sqlite3_errmsg(db) : "");
 		sqlite3_close(db);
-		return 2;
+		return AR_EXIT_RUNTIME;
 	}
 	sqlite3_busy_timeout(db, 10000);
 	int failed = 0;
-	for (int i = first; i < argc; i++)
-		failed |= merge_one(db, out, argv[i]) != 0;
+	for (int i = skip; i < nin; i++)
+		failed |= merge_one(db, out, in[i]) != 0;
 	sqlite3_close(db);
-	return failed ? 2 : 0;
+	return failed ? AR_EXIT_RUNTIME : AR_EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_cli.h"
 #include "report_model.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -102,7 +103,7 @@ const char *ar_rep_fmt_ns(char *buf, size_t n, double v)
 
 static void oom(void)
 {
-	fprintf(stderr, "allocreport: out of memory\n");
+	ar_cli_error(NULL, "out of memory");
 	exit(2);
 }
 

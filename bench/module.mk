@@ -1,6 +1,5 @@
 # bench/: benchmarks. `make bench` runs every target in BENCHES; each prints
 # its figures, and docs/BENCHMARKS.md says what was measured and how.
-BENCH_FORMAT := $(BUILD)/bin/bench_format
 BENCH_FORMAT_OBJS := $(call objs,bench/bench_format.c)
 $(BENCH_FORMAT_OBJS): CFLAGS_OUR += -Itraces/gen
 

@@ -7,9 +7,9 @@
 # cannot work), all its symbols except the interposed libc functions are
 # hidden, and it carries its own hidden copy of the trace-format objects.
 
-REC_SHIM := $(BUILD)/lib/liballocrr-rec.so
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_thread.c recorder/rec_writer.c \
-	recorder/rec_mem.c recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c
+	recorder/rec_mem.c recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c \
+	common/cpu.c
 REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
@@ -29,16 +29,16 @@ $(REC_SHIM): $(REC_SHIM_OBJS)
 	$(Q)$(CC) $(REC_SHIM_LDFLAGS) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $(REC_SHIM_OBJS) $(REC_SHIM_LIBS)
 
 # allocrec itself is an ordinary tool.
-ALLOCREC := $(BUILD)/bin/allocrec
 ALLOCREC_OBJS := $(call objs,recorder/allocrec.c)
-$(ALLOCREC): $(ALLOCREC_OBJS) $(TRACE_LIB)
+$(ALLOCREC): $(ALLOCREC_OBJS) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREC_OBJS) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREC_OBJS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(REC_SHIM) $(ALLOCREC)
 INSTALL_BINS += $(ALLOCREC)
-INSTALL_LIBS += $(REC_SHIM)
+MAN_NAME_allocrec := run a program and record every heap call it makes into a trace
+INSTALL_PLUGINS += $(REC_SHIM)
 DEP_FILES += $(REC_SHIM_OBJS:.o=.d) $(ALLOCREC_OBJS:.o=.d)
 
 include tests/progs/module.mk

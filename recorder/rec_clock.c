@@ -6,6 +6,7 @@
  * nonstop_tsc, the same test the kernel uses for its tsc clocksource), event
  * times come from the TSC, converted to CLOCK_MONOTONIC nanoseconds with a
  * linear fit; elsewhere, or with ALLOCRR_CLOCK=monotonic, from clock_gettime.
+ * Only rdtsc is used (never rdtscp, which some CPUs and valgrind refuse).
  *
  * The fit: at start, two (tsc, monotonic) pairs 1 ms apart give the rate;
  * the writer thread refits every scan (rec_clock_refit) against the start
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ar_cpu.h"
 #include "rec_internal.h"
 
 #if defined(__x86_64__)
@@ -38,26 +40,12 @@ static _Atomic uint32_t fit_seq; /* odd while the fit is being written */
 static uint64_t fit_tsc0, fit_ns0, fit_mult; /* ns = ns0 + (tsc - tsc0) * mult >> 32 */
 static uint64_t base_tsc, base_ns;           /* the start pair, for refits */
 
-/* Does /proc/cpuinfo list both flags? Read with syscalls into a static
- * buffer: this runs inside the first malloc, where nothing may allocate. */
+/* Events are timed with the TSC only where rdtsc runs and ticks are time
+ * (ar_cpu.h: the kernel's flags and CPUID agree; never allocates). */
 static int cpu_has_stable_tsc(void)
 {
-	static char buf[16384];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *flags = strstr(buf, "\nflags");
-	if (!flags)
-		return 0;
-	char *eol = strchr(flags + 1, '\n');
-	if (eol)
-		*eol = 0;
-	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+	unsigned want = AR_CPU_TSC | AR_CPU_INVARIANT_TSC;
+	return (ar_cpu_tsc_features() & want) == want;
 }
 
 #if HAVE_TSC

@@ -1,48 +1,34 @@
 /*
  * clock.c — timer selection, calibration and overhead measurement (see
- * clock.h for why rdtsc). Reads /proc/cpuinfo with open/read, never stdio,
- * so it is safe in the worker (which must not allocate once started).
+ * clock.h for why rdtsc). Never allocates: it runs in the worker, which
+ * must not allocate once started.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "ar_cpu.h"
 #include "clock.h"
 #include "hist.h"
 
 int ar_clock_use_tsc;
 
-/* 1 when the first CPU's flags say the TSC ticks at a constant rate even in
- * deep C-states (constant_tsc + nonstop_tsc): ticks are then time. */
-static int invariant_tsc(void)
+/* The timer this CPU grants (ar_cpu.h), or the one ALLOCRR_TIMER asks for
+ * when the CPU grants it too. */
+static int pick_timer(void)
 {
-#if defined(__x86_64__)
-	static char buf[16384];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *flags = strstr(buf, "\nflags");
-	if (!flags)
-		return 0;
-	char *end = strchr(flags + 1, '\n');
-	if (end)
-		*end = '\0';
-	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
-#else
-	return 0;
-#endif
+	unsigned f = ar_cpu_tsc_features();
+	const char *force = getenv("ALLOCRR_TIMER");
+	if ((f & (AR_CPU_TSC | AR_CPU_INVARIANT_TSC)) != (AR_CPU_TSC | AR_CPU_INVARIANT_TSC) ||
+	    (force && strcmp(force, "clock_gettime") == 0))
+		return AR_TIMER_CLOCK_GETTIME;
+	if (!(f & AR_CPU_RDTSCP) || (force && strcmp(force, "rdtsc") == 0))
+		return AR_TIMER_RDTSC;
+	return AR_TIMER_RDTSCP;
 }
 
 void ar_clock_init(ar_clock_t *c, unsigned calib_ms)
 {
-	const char *force = getenv("ALLOCRR_TIMER");
-	ar_clock_use_tsc = invariant_tsc() && !(force && strcmp(force, "clock_gettime") == 0);
+	ar_clock_use_tsc = pick_timer();
 	c->tsc = ar_clock_use_tsc;
 	c->ticks_per_ns = 1.0;
 	if (c->tsc) {
@@ -72,5 +58,5 @@ void ar_clock_init(ar_clock_t *c, unsigned calib_ms)
 
 const char *ar_clock_name(const ar_clock_t *c)
 {
-	return c->tsc ? "rdtsc" : "clock_gettime";
+	return ar_timer_name(c->tsc);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "replay.h"
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)
@@ -324,7 +325,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 	if (!sim && ar_run_scalar(r, "calls", &calls) && ar_run_scalar(r, "wall_ns", &wall) && wall)
 		sqlite3_bind_double(st, col("ops_per_sec"), (double)calls * 1e9 / (double)wall);
 	if (ar_run_scalar(r, "timer_tsc", &tsc))
-		b_text(st, col("timer"), tsc ? "rdtsc" : "clock_gettime");
+		b_text(st, col("timer"), ar_timer_name(tsc));
 	if (tpn > 0) {
 		sqlite3_bind_double(st, col("ticks_per_ns"), tpn);
 		if (ar_run_scalar(r, "timer_overhead_ticks", &oh))

@@ -5,7 +5,6 @@
 
 # ---- shared pieces --------------------------------------------------------------
 # The workload format and compiler: used by allocreplay, the unit tests and the bench.
-REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c replayer/wl_decode.c
 REPLAY_WL_OBJS := $(call objs,$(REPLAY_WL_SRCS))
 REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 
@@ -13,10 +12,9 @@ REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 # Runs under LD_PRELOAD of arbitrary allocators, so never under a sanitizer
 # (its runtime is a malloc of its own); -fno-builtin-* keeps the compiler
 # from rewriting or eliding the heap calls it replays.
-REPLAY_WORKER := $(BUILD)/bin/allocreplay-worker
 REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
 	replayer/worker_access.c \
-	replayer/report.c replayer/clock.c replayer/hist.c replayer/wl_file.c
+	replayer/report.c replayer/clock.c replayer/hist.c replayer/wl_file.c common/cpu.c
 REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
 REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
 	-Iallocators -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc \
@@ -36,17 +34,17 @@ $(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc
 	  $(REPLAY_WORKER_REG) -lpthread -ldl
 
 # ---- allocreplay ------------------------------------------------------------------
-ALLOCREPLAY := $(BUILD)/bin/allocreplay
 ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c replayer/db_schema.c \
-	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c
+	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c \
+	replayer/progress.c replayer/plan.c
 ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
 $(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators
 
-$(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(TRACE_LIB)
+$(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
-	  $(TRACE_LDLIBS) -lsqlite3 -lm
+	  $(COMMON_LIB) $(TRACE_LDLIBS) -lsqlite3 -lm
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
 REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile
@@ -106,7 +104,9 @@ bench-replay-compile: $(REPLAY_BENCH) $(BENCH_FORMAT)
 ALL_TARGETS += $(REPLAY_WORKER) $(ALLOCREPLAY) $(REPLAY_TEST_BINS) $(REPLAY_BENCH)
 UNIT_TESTS += $(REPLAY_UNIT_BINS)
 TSAN_TESTS += $(BUILD)/tests/test_replay_compile # the decoding thread (wl_decode.c)
-INSTALL_BINS += $(ALLOCREPLAY) $(REPLAY_WORKER)
+INSTALL_BINS += $(ALLOCREPLAY)
+MAN_NAME_allocreplay := replay heap traces against allocators and store what each cost in SQLite
+INSTALL_LIBEXEC += $(REPLAY_WORKER) # not a user command
 BENCHES += bench-replay-compile
 DEP_FILES += $(ALLOCREPLAY_OBJS:.o=.d) $(REPLAY_WL_OBJS:.o=.d) $(REPLAY_WORKER_OBJS:.o=.d) \
 	$(REPLAY_UNIT_OBJS:.o=.d) $(REPLAY_BENCH_OBJS:.o=.d)

@@ -11,7 +11,10 @@
  * (sim_callgrind.h): LD_PRELOAD passes through valgrind to the worker
  * (callgrind replaces no malloc, so the worker's allocator proof holds), the
  * timeout is scaled by AR_SIM_TIMEOUT_FACTOR, and the profile is read into
- * counters with source "sim" and removed. Status:
+ * counters with source "sim" and removed. While allocreplay draws a
+ * progress line (progress.h), the worker gets a shared page to count its
+ * ops in (--progress-fd) and the wait loop redraws the line from it a few
+ * times a second. Status:
  *
  *   ok               complete report, allocator proven, no error line
  *                    (reason set when the allocator returned NULL where
@@ -33,11 +36,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "progress.h"
 #include "replay.h"
 #include "sim_callgrind.h"
 
@@ -366,86 +372,166 @@ static char **worker_env(const ar_allocator_t *a, char *preload_var, size_t cap)
 	return env;
 }
 
-void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *workload,
-		   int repetition, ar_run_t *r)
-{
-	memset(r, 0, sizeof *r);
-	snprintf(r->allocator, sizeof r->allocator, "%s", a->name);
-	snprintf(r->touch, sizeof r->touch, "%s", o->touch);
-	snprintf(r->counters_mode, sizeof r->counters_mode, "%s", o->counters ? o->counters : "perf");
-	r->repetition = repetition;
-	r->started_unix_ns = now_unix_ns();
-	set_status(r, AR_ST_ERROR, "");
+/* ---- the progress page ------------------------------------------------------------ */
+/* One page the worker counts its replayed ops in (--progress-fd, worker.h),
+ * for the progress line: a memfd mapped here and inherited by the worker,
+ * which maps it too. Made only while the line is drawn; without it the
+ * worker counts into a page of its own, so it does the same work either
+ * way and the results cannot depend on whether anyone watched. */
+typedef struct progress_page {
+	int fd; /* -1: none */
+	_Atomic uint64_t *ops;
+	size_t bytes;
+} progress_page_t;
 
-	static char preload_var[AR_ALLOC_PATH_MAX + 16];
-	char **env = worker_env(a, preload_var, sizeof preload_var);
-	int rep[2], errp[2];
-	if (!env || pipe2(rep, O_CLOEXEC) != 0) {
-		free(env);
-		set_status(r, AR_ST_ERROR, "cannot create a pipe for the worker");
+static void progress_page_open(progress_page_t *pp)
+{
+	*pp = (progress_page_t){ .fd = -1 };
+	if (!ar_progress_enabled())
+		return;
+	int fd = memfd_create("allocreplay-progress", MFD_CLOEXEC);
+	if (fd < 0)
+		return; /* no progress line for this run, nothing else lost */
+	/* Above the fds the child's dup2s overwrite (0-3). */
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+	close(fd);
+	size_t bytes = (size_t)sysconf(_SC_PAGESIZE);
+	void *m = MAP_FAILED;
+	if (hi >= 0 && ftruncate(hi, (off_t)bytes) == 0)
+		m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, hi, 0);
+	if (m == MAP_FAILED) {
+		if (hi >= 0)
+			close(hi);
 		return;
 	}
-	if (pipe2(errp, O_CLOEXEC) != 0) {
-		close(rep[0]);
-		close(rep[1]);
-		free(env);
-		set_status(r, AR_ST_ERROR, "cannot create a pipe for the worker");
-		return;
-	}
-	char dep_ms[32];
-	int sim = o->counters && !strcmp(o->counters, "sim");
+	*pp = (progress_page_t){ .fd = hi, .ops = m, .bytes = bytes };
+}
+
+static void progress_page_close(progress_page_t *pp)
+{
+	if (pp->ops)
+		munmap((void *)pp->ops, pp->bytes);
+	if (pp->fd >= 0)
+		close(pp->fd);
+	pp->ops = NULL;
+	pp->fd = -1;
+}
+
+static void progress_page_show(const progress_page_t *pp)
+{
+	if (pp->ops)
+		ar_progress_update(atomic_load_explicit(pp->ops, memory_order_relaxed));
+}
+
+/* ---- starting the worker ------------------------------------------------------------ */
+
+/* The run's budget in seconds (0 = none): --timeout, scaled under valgrind. */
+static unsigned run_timeout(const ar_run_opts_t *o, int sim)
+{
 	unsigned timeout_s = o->timeout_s;
 	if (sim && timeout_s) /* valgrind is slow: docs/RESULTS.md gives the measured factor */
 		timeout_s = timeout_s > UINT32_MAX / AR_SIM_TIMEOUT_FACTOR / 500u
 				    ? UINT32_MAX / 500u
 				    : timeout_s * AR_SIM_TIMEOUT_FACTOR;
+	return timeout_s;
+}
+
+/* The worker's command line, strings in buffers the caller keeps. */
+typedef struct worker_cmd {
+	char dep_ms[32], progress_fd[16];
+	char profile[4200], out_arg[4300];
+	char *argv[64];
+	const char *exe;
+} worker_cmd_t;
+
+static void build_cmd(worker_cmd_t *c, const ar_run_opts_t *o, const ar_allocator_t *a,
+		      const char *workload, unsigned timeout_s, int sim, int progress_fd)
+{
 	/* A dependency wait longer than half the run's budget is a bug report,
 	 * not a timeout. */
-	snprintf(dep_ms, sizeof dep_ms, "%u", timeout_s ? timeout_s * 500u : 30000u);
+	snprintf(c->dep_ms, sizeof c->dep_ms, "%u", timeout_s ? timeout_s * 500u : 30000u);
+	snprintf(c->progress_fd, sizeof c->progress_fd, "%d", progress_fd);
 	static unsigned seq;
-	char profile[4200], out_arg[4300];
-	snprintf(profile, sizeof profile, "%s/callgrind.%d.%u.out", o->sim_dir, (int)getpid(), seq++);
-	snprintf(out_arg, sizeof out_arg, "--callgrind-out-file=%s", profile);
+	snprintf(c->profile, sizeof c->profile, "%s/callgrind.%d.%u.out", o->sim_dir, (int)getpid(),
+		 seq++);
+	snprintf(c->out_arg, sizeof c->out_arg, "--callgrind-out-file=%s", c->profile);
+	/* --workload right after the program: tests find workers by it. */
 	char *wargv[] = { (char *)o->worker, "--workload", (char *)workload, "--allocator",
 			  (char *)a->name, "--library", (char *)a->library, "--touch", (char *)o->touch,
-			  "--fd", "3", "--dep-timeout-ms", dep_ms, "--counters",
+			  "--fd", "3", "--dep-timeout-ms", c->dep_ms, "--counters",
 			  (char *)(o->counters ? o->counters : "perf"), "--access-pass",
-			  o->access_pass ? "on" : "off", NULL };
-	char *vargv[] = { AR_SIM_VALGRIND_ARGS(o->valgrind, out_arg) };
-	enum { NW = sizeof wargv / sizeof *wargv, NV = sizeof vargv / sizeof *vargv };
-	char *argv[NV + NW];
+			  o->access_pass ? "on" : "off" };
+	char *vargv[] = { AR_SIM_VALGRIND_ARGS(o->valgrind, c->out_arg) };
 	size_t na = 0;
 	if (sim)
-		for (size_t i = 0; i < NV; i++)
-			argv[na++] = vargv[i];
-	for (size_t i = 0; i < NW; i++)
-		argv[na++] = wargv[i];
-	const char *exe = sim ? o->valgrind : o->worker;
-	long oom_before = cgroup_oom_kills();
+		for (size_t i = 0; i < sizeof vargv / sizeof *vargv; i++)
+			c->argv[na++] = vargv[i];
+	for (size_t i = 0; i < sizeof wargv / sizeof *wargv; i++)
+		c->argv[na++] = wargv[i];
+	if (progress_fd >= 0) {
+		c->argv[na++] = "--progress-fd";
+		c->argv[na++] = c->progress_fd;
+	}
+	c->argv[na] = NULL;
+	c->exe = sim ? o->valgrind : o->worker;
+}
+
+/* The worker while it runs: its pid and the read ends of its pipes. */
+typedef struct child {
+	pid_t pid;
+	int rep_fd, err_fd;
+} child_t;
+
+/* In the child, between fork and execve: only async-signal-safe calls. */
+__attribute__((noreturn)) static void exec_child(const worker_cmd_t *cmd, char **env, pid_t parent, int rep_w, int err_w,
+		       int progress_fd)
+{
+	/* A worker must not outlive allocreplay: killed (SIGKILL, SIGTERM,
+	 * a closed terminal), allocreplay cannot reap it, and a hanging
+	 * allocator would then spin or sleep forever, holding a CPU the
+	 * next measurement needs. The kernel kills it with its parent;
+	 * the getppid check closes the window where the parent died
+	 * before prctl. The setting survives execve (also valgrind's). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(126);
+	/* fd 3 = report pipe, fd 2 = stderr pipe; dup2 clears CLOEXEC. */
+	if (dup2(rep_w, 3) < 0 || dup2(err_w, 2) < 0)
+		_exit(126);
+	if (progress_fd >= 0 && fcntl(progress_fd, F_SETFD, 0) != 0)
+		_exit(126);
+	int devnull = open("/dev/null", O_RDWR);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+	}
+	execve(cmd->exe, cmd->argv, env);
+	dprintf(2, "cannot execute %s: %s", cmd->exe, strerror(errno));
+	_exit(127);
+}
+
+/* Fork and exec the worker. 0, or -1 with the run's status set. */
+static int spawn(const worker_cmd_t *cmd, const ar_allocator_t *a, int progress_fd, child_t *c,
+		 ar_run_t *r)
+{
+	static char preload_var[AR_ALLOC_PATH_MAX + 16];
+	char **env = worker_env(a, preload_var, sizeof preload_var);
+	int rep[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	if (!env || pipe2(rep, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+		for (int i = 0; i < 2; i++) {
+			if (rep[i] >= 0)
+				close(rep[i]);
+			if (errp[i] >= 0)
+				close(errp[i]);
+		}
+		free(env);
+		set_status(r, AR_ST_ERROR, "cannot create a pipe for the worker");
+		return -1;
+	}
 	fflush(NULL);
 	pid_t parent = getpid();
 	pid_t pid = fork();
-	if (pid == 0) {
-		/* A worker must not outlive allocreplay: killed (SIGKILL, SIGTERM,
-		 * a closed terminal), allocreplay cannot reap it, and a hanging
-		 * allocator would then spin or sleep forever, holding a CPU the
-		 * next measurement needs. The kernel kills it with its parent;
-		 * the getppid check closes the window where the parent died
-		 * before prctl. The setting survives execve (also valgrind's). */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-			_exit(126);
-		/* Child: fd 3 = report pipe, fd 2 = stderr pipe; dup2 clears CLOEXEC. */
-		if (dup2(rep[1], 3) < 0 || dup2(errp[1], 2) < 0)
-			_exit(126);
-		int devnull = open("/dev/null", O_RDWR);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 1);
-		}
-		execve(exe, argv, env);
-		dprintf(2, "cannot execute %s: %s", exe, strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_child(cmd, env, parent, rep[1], errp[1], progress_fd);
 	free(env);
 	close(rep[1]);
 	close(errp[1]);
@@ -453,31 +539,96 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 		close(rep[0]);
 		close(errp[0]);
 		set_status(r, AR_ST_ERROR, "fork failed: too many processes or out of memory");
-		return;
+		return -1;
 	}
-	size_t cap = 1 << 16, len = 0, elen = 0;
-	char *buf = malloc(cap);
-	/* A worker's report is a few hundred KiB at most (report.h); anything
-	 * writing past the cap is not our worker (a preloaded library writing
-	 * to fd 3, say) and would grow this process without end. A report that
-	 * did not fit, for that reason or for lack of memory, is never parsed:
-	 * its missing middle would read as numbers. */
-	int report_lost = !buf;
-	uint64_t deadline = timeout_s ? mono_ms() + (uint64_t)timeout_s * 1000ull : 0;
-	int timed_out = 0, open_fds = 2;
-	struct pollfd pf[2] = { { rep[0], POLLIN, 0 }, { errp[0], POLLIN, 0 } };
-	while (open_fds > 0) {
-		int wait_ms = -1;
-		if (deadline && !timed_out) {
-			uint64_t now = mono_ms();
-			wait_ms = now >= deadline ? 0 : (int)(deadline - now);
+	*c = (child_t){ .pid = pid, .rep_fd = rep[0], .err_fd = errp[0] };
+	return 0;
+}
+
+/* ---- reading what the worker says ------------------------------------------------------ */
+
+/* What came back while the worker ran. */
+typedef struct collected {
+	char *buf; /* the report (fd 3) */
+	size_t len, cap;
+	size_t elen;     /* bytes in r->stderr_tail */
+	int report_lost; /* the report outgrew AR_REPORT_MAX or our memory */
+	int timed_out;   /* we killed the worker at its deadline */
+} collected_t;
+
+/* Append report bytes. A worker's report is a few hundred KiB at most
+ * (report.h); anything writing past the cap is not our worker (a preloaded
+ * library writing to fd 3, say) and would grow this process without end.
+ * A report that did not fit, for that reason or for lack of memory, is
+ * never parsed: its missing middle would read as numbers. */
+static void keep_report(collected_t *c, pid_t pid, const char *tmp, size_t got)
+{
+	if (c->report_lost)
+		return; /* drain to EOF, keep nothing */
+	if (c->len + got + 1 > c->cap) {
+		char *nb = c->len + got + 1 > AR_REPORT_MAX ? NULL : realloc(c->buf, c->cap * 2 + got);
+		if (!nb) {
+			c->report_lost = 1;
+			kill(pid, SIGKILL);
+			return;
 		}
-		int n = poll(pf, 2, wait_ms);
+		c->buf = nb;
+		c->cap = c->cap * 2 + got;
+	}
+	memcpy(c->buf + c->len, tmp, got);
+	c->len += got;
+}
+
+/* Keep the tail of the worker's stderr in r->stderr_tail. */
+static void keep_stderr(ar_run_t *r, size_t *elen, const char *tmp, size_t got)
+{
+	size_t keep = sizeof r->stderr_tail - 1;
+	for (size_t j = 0; j < got; j++) {
+		if (*elen == keep) {
+			memmove(r->stderr_tail, r->stderr_tail + keep / 2, keep - keep / 2);
+			*elen = keep - keep / 2;
+		}
+		r->stderr_tail[(*elen)++] = tmp[j];
+	}
+	r->stderr_tail[*elen] = '\0';
+}
+
+/* How long the next poll may sleep: until the deadline, and no longer
+ * than a progress redraw while the line is shown. -1 = no limit. */
+static int poll_wait_ms(uint64_t deadline, int timed_out, int progress)
+{
+	int wait_ms = -1;
+	if (deadline && !timed_out) {
+		uint64_t now = mono_ms();
+		wait_ms = now >= deadline ? 0 : (int)(deadline - now);
+	}
+	if (progress && (wait_ms < 0 || wait_ms > 1000 / AR_PROGRESS_HZ))
+		wait_ms = 1000 / AR_PROGRESS_HZ;
+	return wait_ms;
+}
+
+/* Read the worker's report and stderr until both pipes close, killing it
+ * at the deadline (timeout_s, 0 = none); redraw the progress line from pp
+ * meanwhile. */
+static void collect(const child_t *ch, unsigned timeout_s, const progress_page_t *pp,
+		    collected_t *c, ar_run_t *r)
+{
+	c->cap = 1 << 16;
+	c->buf = malloc(c->cap);
+	c->report_lost = !c->buf;
+	uint64_t deadline = timeout_s ? mono_ms() + (uint64_t)timeout_s * 1000ull : 0;
+	int open_fds = 2;
+	struct pollfd pf[2] = { { ch->rep_fd, POLLIN, 0 }, { ch->err_fd, POLLIN, 0 } };
+	while (open_fds > 0) {
+		int n = poll(pf, 2, poll_wait_ms(deadline, c->timed_out, pp->ops != NULL));
+		progress_page_show(pp);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 && !timed_out) {
-			timed_out = 1;
-			kill(pid, SIGKILL);
+		if (n == 0) {
+			if (deadline && !c->timed_out && mono_ms() >= deadline) {
+				c->timed_out = 1;
+				kill(ch->pid, SIGKILL);
+			}
 			continue;
 		}
 		for (int i = 0; i < 2; i++) {
@@ -491,86 +642,78 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 				close(pf[i].fd);
 				pf[i].fd = -1;
 				open_fds--;
-				continue;
-			}
-			if (i == 0) {
-				if (report_lost)
-					continue; /* drain to EOF, keep nothing */
-				if (len + (size_t)got + 1 > cap) {
-					char *nb = len + (size_t)got + 1 > AR_REPORT_MAX ? NULL
-						   : realloc(buf, cap * 2 + (size_t)got);
-					if (!nb) {
-						report_lost = 1;
-						kill(pid, SIGKILL);
-						continue;
-					}
-					buf = nb;
-					cap = cap * 2 + (size_t)got;
-				}
-				memcpy(buf + len, tmp, (size_t)got);
-				len += (size_t)got;
-			} else { /* keep the tail of stderr */
-				size_t keep = sizeof r->stderr_tail - 1;
-				for (ssize_t j = 0; j < got; j++) {
-					if (elen == keep) {
-						memmove(r->stderr_tail, r->stderr_tail + keep / 2, keep - keep / 2);
-						elen = keep - keep / 2;
-					}
-					r->stderr_tail[elen++] = tmp[j];
-				}
-				r->stderr_tail[elen] = '\0';
+			} else if (i == 0) {
+				keep_report(c, ch->pid, tmp, (size_t)got);
+			} else {
+				keep_stderr(r, &c->elen, tmp, (size_t)got);
 			}
 		}
 	}
-	int ws = 0;
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	if (buf && !report_lost) {
-		/* A last line without its newline was cut by the worker's death:
-		 * parse only whole lines. */
-		while (len > 0 && buf[len - 1] != '\n')
-			len--;
-		buf[len] = '\0';
-		parse_report(r, buf);
-	}
-	free(buf);
-	if (!r->complete)
-		drop_partial_report(r);
-	for (char *s = r->stderr_tail; *s; s++)
-		if (*s == '\n')
-			*s = ' ';
+}
+
+/* ---- what happened ------------------------------------------------------------------- */
+
+/* Status for a worker killed by signal sig (header comment: oom, crashed). */
+static void classify_signal(ar_run_t *r, int sig, long oom_before)
+{
 	char why[1024];
-	if (report_lost) {
+	long oom_after = cgroup_oom_kills();
+	if (sig == SIGKILL && oom_before >= 0 && oom_after == oom_before) {
+		/* The cgroup counts every OOM kill: this one came from
+		 * elsewhere (a user, a test, a supervisor). */
+		snprintf(why, sizeof why, "killed by signal %d (%s), which allocreplay did not send; "
+			 "not the OOM killer (the cgroup's oom_kill count did not change)", sig,
+			 strsignal(sig));
+		set_status(r, AR_ST_CRASHED, why);
+	} else if (sig == SIGKILL) {
+		snprintf(why, sizeof why, "killed by SIGKILL, which allocreplay did not send%s",
+			 oom_after > oom_before && oom_before >= 0
+				 ? " (the cgroup's oom_kill count went up: the OOM killer)"
+				 : " (most likely the OOM killer)");
+		set_status(r, AR_ST_OOM, why);
+	} else {
+		snprintf(why, sizeof why, "killed by signal %d (%s)%s%.900s", sig, strsignal(sig),
+			 r->stderr_tail[0] ? "; stderr: " : "", r->stderr_tail);
+		set_status(r, AR_ST_CRASHED, why);
+	}
+}
+
+/* A complete report without an E line: ok, with a reason when the
+ * allocator returned NULL where the program's call had succeeded — still a
+ * measurement (of an allocator out of memory), but of fewer blocks than the
+ * trace's, so say so. */
+static void classify_ok(ar_run_t *r)
+{
+	set_status(r, AR_ST_OK, "");
+	uint64_t nulls = 0, skipped = 0;
+	ar_run_scalar(r, "unexpected_failed_allocs", &nulls);
+	ar_run_scalar(r, "skipped_ops", &skipped);
+	if (nulls || skipped) {
+		char why[1024];
+		snprintf(why, sizeof why, "%llu allocation(s) returned NULL where the traced call "
+			 "succeeded; %llu free/realloc op(s) on the missing blocks skipped (not "
+			 "called, not timed): fewer live blocks than the trace",
+			 (unsigned long long)nulls, (unsigned long long)skipped);
+		copy(r->reason, sizeof r->reason, why);
+	}
+}
+
+/* The run's status from how the worker ended (header comment). */
+static void classify(ar_run_t *r, const collected_t *c, int ws, long oom_before,
+		     const ar_run_opts_t *o, unsigned timeout_s, int sim)
+{
+	char why[1024];
+	if (c->report_lost) {
 		snprintf(why, sizeof why, "the worker's report outgrew %u MiB (or this process's memory): "
 			 "something other than the worker wrote to its report pipe; worker killed, report "
 			 "discarded", (unsigned)(AR_REPORT_MAX >> 20));
 		set_status(r, AR_ST_ERROR, why);
-	} else if (timed_out) {
+	} else if (c->timed_out) {
 		snprintf(why, sizeof why, "no result within %u s (--timeout %u%s): worker killed with "
-			 "SIGKILL", timeout_s, o->timeout_s,
-			 sim ? ", scaled for valgrind" : "");
+			 "SIGKILL", timeout_s, o->timeout_s, sim ? ", scaled for valgrind" : "");
 		set_status(r, AR_ST_TIMEOUT, why);
 	} else if (WIFSIGNALED(ws)) {
-		int sig = WTERMSIG(ws);
-		long oom_after = cgroup_oom_kills();
-		if (sig == SIGKILL && oom_before >= 0 && oom_after == oom_before) {
-			/* The cgroup counts every OOM kill: this one came from
-			 * elsewhere (a user, a test, a supervisor). */
-			snprintf(why, sizeof why, "killed by signal %d (%s), which allocreplay did not send; "
-				 "not the OOM killer (the cgroup's oom_kill count did not change)", sig,
-				 strsignal(sig));
-			set_status(r, AR_ST_CRASHED, why);
-		} else if (sig == SIGKILL) {
-			snprintf(why, sizeof why, "killed by SIGKILL, which allocreplay did not send%s",
-				 oom_after > oom_before && oom_before >= 0
-					 ? " (the cgroup's oom_kill count went up: the OOM killer)"
-					 : " (most likely the OOM killer)");
-			set_status(r, AR_ST_OOM, why);
-		} else {
-			snprintf(why, sizeof why, "killed by signal %d (%s)%s%.900s", sig, strsignal(sig),
-				 r->stderr_tail[0] ? "; stderr: " : "", r->stderr_tail);
-			set_status(r, AR_ST_CRASHED, why);
-		}
+		classify_signal(r, WTERMSIG(ws), oom_before);
 	} else if (WEXITSTATUS(ws) == 127 || WEXITSTATUS(ws) == 126) {
 		snprintf(why, sizeof why, "could not start the worker: %.900s", r->stderr_tail);
 		set_status(r, AR_ST_ERROR, why);
@@ -579,22 +722,62 @@ void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *
 			 WEXITSTATUS(ws), r->stderr_tail[0] ? "; stderr: " : "", r->stderr_tail);
 		set_status(r, AR_ST_CRASHED, why);
 	} else if (!strcmp(r->status, AR_ST_ERROR) && !r->reason[0]) {
-		set_status(r, AR_ST_OK, ""); /* complete, no E line */
-		/* The allocator returned NULL where the program's call had
-		 * succeeded: still a measurement (of an allocator out of
-		 * memory), but of fewer blocks than the trace's, so say so. */
-		uint64_t nulls = 0, skipped = 0;
-		ar_run_scalar(r, "unexpected_failed_allocs", &nulls);
-		ar_run_scalar(r, "skipped_ops", &skipped);
-		if (nulls || skipped) {
-			snprintf(why, sizeof why, "%llu allocation(s) returned NULL where the traced call "
-				 "succeeded; %llu free/realloc op(s) on the missing blocks skipped (not "
-				 "called, not timed): fewer live blocks than the trace",
-				 (unsigned long long)nulls, (unsigned long long)skipped);
-			copy(r->reason, sizeof r->reason, why);
-		}
+		classify_ok(r); /* complete, no E line */
 	}
+}
+
+/* Parse what a finished worker reported into r (whole lines only: a last
+ * line without its newline was cut by the worker's death). */
+static void take_report(ar_run_t *r, collected_t *c)
+{
+	if (c->buf && !c->report_lost) {
+		while (c->len > 0 && c->buf[c->len - 1] != '\n')
+			c->len--;
+		c->buf[c->len] = '\0';
+		parse_report(r, c->buf);
+	}
+	free(c->buf);
+	c->buf = NULL;
+	if (!r->complete)
+		drop_partial_report(r);
+	for (char *s = r->stderr_tail; *s; s++)
+		if (*s == '\n')
+			*s = ' ';
+}
+
+void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *workload,
+		   int repetition, ar_run_t *r)
+{
+	memset(r, 0, sizeof *r);
+	snprintf(r->allocator, sizeof r->allocator, "%s", a->name);
+	snprintf(r->touch, sizeof r->touch, "%s", o->touch);
+	snprintf(r->counters_mode, sizeof r->counters_mode, "%s", o->counters ? o->counters : "perf");
+	r->repetition = repetition;
+	r->started_unix_ns = now_unix_ns();
+	set_status(r, AR_ST_ERROR, "");
+
+	int sim = o->counters && !strcmp(o->counters, "sim");
+	unsigned timeout_s = run_timeout(o, sim);
+	progress_page_t pp;
+	progress_page_open(&pp);
+	static worker_cmd_t cmd; /* 8 KiB of paths */
+	build_cmd(&cmd, o, a, workload, timeout_s, sim, pp.fd);
+	long oom_before = cgroup_oom_kills();
+	child_t ch;
+	if (spawn(&cmd, a, pp.fd, &ch, r) != 0) {
+		progress_page_close(&pp);
+		return;
+	}
+	collected_t c = { 0 };
+	collect(&ch, timeout_s, &pp, &c, r);
+	int ws = 0;
+	while (waitpid(ch.pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	progress_page_show(&pp); /* the last count, for the line's final state */
+	progress_page_close(&pp);
+	take_report(r, &c);
+	classify(r, &c, ws, oom_before, o, timeout_s, sim);
 	if (sim)
-		sim_counters(r, a, o->worker, profile);
+		sim_counters(r, a, o->worker, cmd.profile);
 	derive_latency(r);
 }

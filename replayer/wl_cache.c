@@ -81,7 +81,7 @@ static void sweep_dead_tmp(const char *dir, const char *out)
 }
 
 int ar_wl_cache_get(const char *trace_path, const char *sha256, char *out, size_t outcap, int *hit,
-		    char *err, size_t errcap)
+		    ar_wl_progress_fn *progress, void *ctx, char *err, size_t errcap)
 {
 	char dir[PATH_MAX];
 	*hit = 0;
@@ -108,7 +108,7 @@ int ar_wl_cache_get(const char *trace_path, const char *sha256, char *out, size_
 	char tmp[PATH_MAX + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
 	ar_error_t e;
-	int rc = ar_wl_compile(trace_path, tmp, sha256, &e);
+	int rc = ar_wl_compile_progress(trace_path, tmp, sha256, progress, ctx, &e);
 	if (rc != 0) {
 		snprintf(err, errcap, "%s", e.msg[0] ? e.msg : ar_strerror(rc));
 		return -1;

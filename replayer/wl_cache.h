@@ -13,13 +13,18 @@
 #define AR_WL_CACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "ar_trace.h"
+#include "workload.h"
 
 /*
  * Find or build the workload of trace_path (whose hash is sha256) and write
- * its path to out. *hit = 1 when the cache already had it. Returns 0, or -1
+ * its path to out. *hit = 1 when the cache already had it. A compile calls
+ * progress (may be NULL) as ar_wl_compile_progress does. Returns 0, or -1
  * with a message in err that says what to do.
  */
 int ar_wl_cache_get(const char *trace_path, const char *sha256, char *out, size_t outcap, int *hit,
-		    char *err, size_t errcap);
+		    ar_wl_progress_fn *progress, void *ctx, char *err, size_t errcap);
 
 #endif

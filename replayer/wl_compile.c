@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wl_cache.h"
 #include "wl_decode.h"
 #include "workload.h"
 
@@ -684,6 +685,12 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 
 int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha256, ar_error_t *err)
 {
+	return ar_wl_compile_progress(trace_path, out_path, sha256, NULL, NULL, err);
+}
+
+int ar_wl_compile_progress(const char *trace_path, const char *out_path, const char *sha256,
+			   ar_wl_progress_fn *progress, void *ctx, ar_error_t *err)
+{
 	uint64_t t0 = now_ns();
 	memset(err, 0, sizeof *err);
 	ar_reader_t *r = NULL;
@@ -725,7 +732,13 @@ int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha2
 		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
 		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, live64(&c)) >= 0)
 			c.hdr->nsamples++;
+		/* A test per event, a call per AR_WL_PROGRESS_EVERY: the hook
+		 * reads a clock, which per event would slow the loop down. */
+		if (progress && k % AR_WL_PROGRESS_EVERY == 0)
+			progress(ctx, k, events);
 	}
+	if (progress)
+		progress(ctx, k, events);
 	ar_wld_finish(&dec); /* the reader is ours again */
 	if ((rc = flush_pending(&c, UINT64_MAX)) != 0)
 		goto out;

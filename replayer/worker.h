@@ -21,6 +21,10 @@
 #include "workload.h"
 
 enum { AR_TOUCH_NONE, AR_TOUCH_FIRST, AR_TOUCH_PAGES, AR_TOUCH_ALL };
+/* Ops between two additions to ar_worker_t.ops_done: rare enough that the
+ * shared cache line costs nothing per op, often enough for a redraw every
+ * 200 ms even under valgrind. */
+#define AR_WK_PROGRESS_EVERY 4096u
 /* --counters: where cache figures come from (docs/RESULTS.md, "Counters"). */
 enum { AR_CTR_NONE, AR_CTR_PERF, AR_CTR_SIM };
 
@@ -72,6 +76,12 @@ typedef struct ar_worker {
 	uint64_t *slot_size;
 	int apass_done;
 	uint64_t apass_ns, apass_blocks, apass_bytes, apass_lines;
+	/* Ops done by all replay threads, for allocreplay's progress line: in
+	 * the page it shared (--progress-fd), else in a shared page of our own,
+	 * so the replay does the same work whether anyone watches or not. Each
+	 * thread adds what it did every AR_WK_PROGRESS_EVERY ops and at the end
+	 * of its stream (relaxed: a reader only needs a recent value). */
+	_Atomic uint64_t *ops_done;
 	ar_clock_t clock;
 	uint64_t t0_ns;
 	uint64_t dep_timeout_ns;

@@ -7,7 +7,7 @@
  *   allocreplay-worker --workload FILE --allocator NAME --library PATH
  *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
  *                      [--timing calls|none] [--counters perf|sim|none]
- *                      [--access-pass on|off]
+ *                      [--access-pass on|off] [--progress-fd N]
  *
  * --counters perf (default) opens the hardware counters around the replay
  * window; sim means allocreplay started this worker under valgrind
@@ -16,7 +16,9 @@
  * outside valgrind), replays untimed (a clock read's cost depends on the
  * value read) and skips the RSS samples, so two runs execute the same
  * instructions; none measures no counter. --access-pass on: see
- * worker_access.c (single-stream workloads).
+ * worker_access.c (single-stream workloads). --progress-fd N: a page
+ * (memfd) allocreplay shares to read the ops done for its progress line
+ * (worker.h, ops_done); without it the worker counts into a page of its own.
  *
  * --timing none replays without timing the calls (no clock reads, no
  * latency histograms, no timed_ns in the report): wall time and ops/s of
@@ -68,6 +70,7 @@ static void usage(void)
 	fprintf(stderr, "usage: allocreplay-worker --workload FILE --allocator NAME --library PATH\n"
 			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
 			"         [--timing calls|none] [--counters perf|sim|none] [--access-pass on|off]\n"
+			"         [--progress-fd N]\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
 }
@@ -157,6 +160,26 @@ static void setup_memory(void)
 	}
 }
 
+/* Map the ops_done counter (worker.h): the page of progress_fd when given,
+ * else an anonymous shared page — also shared memory, so RSS and every
+ * figure stay the same with or without a watcher. Written now, so the page
+ * is in the baseline; mmap, never the allocator under test. */
+static void map_progress(int progress_fd)
+{
+	size_t bytes = (size_t)ar_wk.page;
+	void *m = MAP_FAILED;
+	if (progress_fd >= 0) {
+		m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, progress_fd, 0);
+		close(progress_fd);
+	}
+	if (m == MAP_FAILED)
+		m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		die("error", "cannot map the progress counter page");
+	ar_wk.ops_done = m;
+	atomic_store_explicit(ar_wk.ops_done, 0, memory_order_relaxed);
+}
+
 static void *thread_main(void *arg)
 {
 	ar_wthread_t *t = arg;
@@ -198,7 +221,7 @@ int main(int argc, char **argv)
 {
 	const char *workload = NULL, *allocator = NULL, *library = NULL, *touch = "pages";
 	const char *timing = "calls", *counters = "perf", *apass = "off";
-	int fd = 1;
+	int fd = 1, progress_fd = -1;
 	uint64_t dep_timeout_ms = 30000;
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
@@ -220,6 +243,8 @@ int main(int argc, char **argv)
 			counters = v;
 		else if (!strcmp(o, "--access-pass"))
 			apass = v;
+		else if (!strcmp(o, "--progress-fd"))
+			progress_fd = atoi(v);
 		else if (!strcmp(o, "--dep-timeout-ms"))
 			dep_timeout_ms = strtoull(v, NULL, 10);
 		else
@@ -296,6 +321,7 @@ int main(int argc, char **argv)
 	if (!strcmp(apass, "on") && ar_wk.wl.hdr->nthreads == 1)
 		ar_wk.slot_size = &wanted;
 	setup_memory();
+	map_progress(progress_fd);
 	ar_probe_stats_init(allocator);
 	if (ar_wk.counters == AR_CTR_PERF)
 		ar_probe_perf_open();

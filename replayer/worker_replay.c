@@ -12,7 +12,11 @@
  * under --counters sim: what a read costs depends on the number read, and
  * simulated counts must repeat exactly). With
  * --access-pass, the thread whose op reached the live-bytes peak runs the
- * locality pass (worker_access.c) right after that op. With --timing none (worker_main.c) the same loop runs
+ * locality pass (worker_access.c) right after that op. Every
+ * AR_WK_PROGRESS_EVERY ops the thread adds what it did to the shared
+ * ops_done counter (worker.h), read by allocreplay's progress line; the
+ * test for it is the access pass's, so it adds nothing per op. With
+ * --timing none (worker_main.c) the same loop runs
  * without clock reads or histograms: what the harness alone costs per op
  * (bench/replay/).
  *
@@ -234,12 +238,26 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	void **slots = ar_wk.slot_ptr;
 	const uint64_t over = ar_wk.clock.overhead_ticks;
 	uint64_t sum = 0x9E3779B97F4A7C15ull;
-	for (uint64_t i = 0; i < t->nops; i++) {
+	/* The rare events of a stream share one compare per op (the harness
+	 * cost stays what it was before progress was counted): the access
+	 * pass at op apass_at, and every AR_WK_PROGRESS_EVERY ops the addition
+	 * of the ops done to ar_wk.ops_done. */
+	uint64_t i, counted = 0, next_count = AR_WK_PROGRESS_EVERY;
+	uint64_t next = t->apass_at < next_count ? t->apass_at : next_count;
+	for (i = 0; i < t->nops; i++) {
 		const ar_wl_op_t *op = &t->ops[i];
 		const uint32_t s = op->slot;
 		atomic_store_explicit(&t->progress, i, memory_order_release);
-		if (__builtin_expect(i == t->apass_at, 0))
-			ar_access_pass(); /* the trace's live-bytes peak */
+		if (__builtin_expect(i == next, 0)) {
+			if (i == t->apass_at)
+				ar_access_pass(); /* the trace's live-bytes peak */
+			if (i == next_count) { /* for the progress line, untimed */
+				atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
+				counted = i;
+				next_count += AR_WK_PROGRESS_EVERY;
+			}
+			next = t->apass_at > i && t->apass_at < next_count ? t->apass_at : next_count;
+		}
 		if (op->kind >= AR_WL_NCALLS) {
 			if (op->kind == AR_WL_SAMPLE) {
 				if (ar_wk.counters != AR_CTR_SIM) /* statm reads vary run to run */
@@ -382,6 +400,8 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	}
 	if (t->apass_at == t->nops && !t->error)
 		ar_access_pass(); /* the peak came with the stream's last op */
+	/* The rest of the stream (up to the failed op, if one failed). */
+	atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
 	t->checksum = sum;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);

@@ -197,4 +197,17 @@ static inline const ar_wl_op_t *ar_wl_ops(const ar_workload_t *w, uint32_t i)
 int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha256,
 		  ar_error_t *err);
 
+/* Told how far a compile is: done events of total (the trace's event count
+ * as indexed, so a truncated trace's prefix; 0 if unknown). */
+typedef void ar_wl_progress_fn(void *ctx, uint64_t done, uint64_t total);
+/* Events between two calls of the hook (a power of two: the test is a mask). */
+#define AR_WL_PROGRESS_EVERY 65536u
+
+/*
+ * ar_wl_compile that also calls progress(ctx, done, total) every
+ * AR_WL_PROGRESS_EVERY events and once at the end; progress may be NULL.
+ */
+int ar_wl_compile_progress(const char *trace_path, const char *out_path, const char *sha256,
+			   ar_wl_progress_fn *progress, void *ctx, ar_error_t *err);
+
 #endif

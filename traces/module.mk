@@ -1,7 +1,6 @@
 # traces/: generators of synthetic traces (gen/) and checked-in sample traces.
 SYNTH_SRCS := traces/gen/synth.c
 SYNTH_OBJS := $(call objs,$(SYNTH_SRCS))
-SYNTH_LIB := $(BUILD)/lib/liballocrr-synth.a
 
 $(SYNTH_LIB): $(SYNTH_OBJS)
 	@mkdir -p $(@D)
@@ -12,7 +11,6 @@ DEP_FILES += $(SYNTH_OBJS:.o=.d)
 
 # traces/programs/: small real programs with a known heap pattern, recorded
 # by `make demo` and by tests (built with the flags of our code).
-DEMO_SERVER := $(BUILD)/traces/demo_server
 DEMO_SERVER_OBJS := $(call objs,traces/programs/demo_server.c)
 $(DEMO_SERVER): $(DEMO_SERVER_OBJS)
 	@mkdir -p $(@D)
@@ -24,18 +22,15 @@ DEP_FILES += $(DEMO_SERVER_OBJS:.o=.d)
 
 # traces/gen/: the scenario generators behind `alloctrace gen` (gen.h), with
 # their simulated address space. alloctrace links the library (analysis/
-# module.mk names $(GEN_LIB) on its link line; the prerequisite is here
-# because this file is read after analysis/module.mk).
+# module.mk names it on its link line and as a prerequisite).
 GEN_SRCS := traces/gen/addr_sim.c traces/gen/gen_core.c $(wildcard traces/gen/scen_*.c)
 GEN_OBJS := $(call objs,$(GEN_SRCS))
-GEN_LIB := $(BUILD)/lib/liballocrr-gen.a
 
 $(GEN_LIB): $(GEN_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(ALLOCTRACE): $(GEN_LIB)
 $(BUILD)/obj/analysis/cmd_gen.o: CFLAGS_OUR += -Itraces/gen
 
 ALL_TARGETS += $(GEN_LIB)

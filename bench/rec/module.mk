@@ -1,6 +1,5 @@
 # bench/rec/: the recorder benchmark (make bench-rec), included from
 # recorder/module.mk. Figures and method: docs/RECORDER.md.
-BENCH_REC := $(BUILD)/bin/bench_rec_workload
 $(BENCH_REC): bench/rec/workload.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")

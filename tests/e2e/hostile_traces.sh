@@ -64,7 +64,7 @@ alloctrace_all() { # NAME INFO VERIFY DUMP STATS STACKS
 	run "$n.json" "$AT" info --json "tr/$n.zst"
 	expect_eq "$n: alloctrace info --json exit" $rc "$2"
 	if [ "$6" = 2 ] && [ "$2" = 0 ]; then
-		has "$n.stacks.err" "has no call stacks \(record with" "$n: stacks says why it has nothing"
+		has "$n.stacks.err" "^alloctrace: tr/$n.zst: no call stacks \(record with" "$n: stacks says why it has nothing"
 	fi
 }
 
@@ -222,7 +222,7 @@ n=threads-active
 alloctrace_all $n 0 0 0 0 2
 has $n.info.out "^threads +100000$" "$n: info counts them"
 replay $n 2
-has $n.replay.err "cannot compile trace tr/$n.zst: .*100000 threads make heap calls.*at most 4096" \
+has $n.replay.err "tr/$n.zst: cannot compile: .*100000 threads make heap calls.*at most 4096" \
 	"$n: refused before starting a thread, with the limit"
 expect_eq "$n: no runs stored" "$(q $n.db "SELECT count(*) FROM runs")" 0
 report $n 2
@@ -303,7 +303,7 @@ if [ "$LIVE" -ge 1000000 ]; then
 	rm -rf "$ALLOCRR_CACHE_DIR"
 	run $n.small-replay "$AR" "tr/$n.zst" -a glibc --repeat 1 --db small.db
 	expect_eq "$n: allocreplay in 250 MB exit" $rc 2
-	has $n.small-replay.err "cannot compile trace tr/$n.zst: .*(memory|slots)" "$n: allocreplay says why"
+	has $n.small-replay.err "tr/$n.zst: cannot compile: .*(memory|slots)" "$n: allocreplay says why"
 	run $n.small-dump "$AT" verify "tr/$n.zst"
 	expect_eq "$n: verify in 250 MB (streams, no live set)" $rc 0
 fi

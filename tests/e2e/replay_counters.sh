@@ -104,6 +104,18 @@ expect_eq "sim: counters_source" "$(q s.db "SELECT group_concat(DISTINCT counter
 expect_eq "sim: no valgrind-speed ops_per_sec" "$(q s.db "SELECT count(ops_per_sec) FROM runs")" 0
 expect_eq "sim: worker proved the allocator under valgrind" \
 	"$(q s.db "SELECT count(*) FROM runs WHERE allocator = 'pool' AND library_path LIKE '%liballocrr-pool.so'")" 2
+# The timer under valgrind: rdtscp only where the host's flags list it
+# (valgrind's CPUID claims it everywhere and then refuses it: issue 13).
+if grep -qw rdtscp /proc/cpuinfo; then want_timer=rdtsc; else want_timer=rdtsc-lfence; fi
+grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo || want_timer=clock_gettime
+expect_eq "sim: timer the host grants" "$(q s.db "SELECT group_concat(DISTINCT timer) FROM runs")" "$want_timer"
+# The stop read without rdtscp, forced: runs succeed natively and under valgrind.
+ALLOCRR_TIMER=rdtsc "$AR" "$S1" -a glibc --repeat 1 --db l.db --counters none >/dev/null 2>&1
+expect_eq "timer without rdtscp: exit" $? 0
+ALLOCRR_TIMER=rdtsc "$AR" "$S1" -a glibc --repeat 1 --db l.db --counters sim >/dev/null 2>&1
+expect_eq "timer without rdtscp under valgrind: exit" $? 0
+[ "$want_timer" = clock_gettime ] || expect_eq "timer without rdtscp: stored as such" \
+	"$(q l.db "SELECT group_concat(DISTINCT timer) || ' ' || count(*) FROM runs WHERE status = 'ok'")" "rdtsc-lfence 2"
 "$AREP" --db s.db >sreport.txt 2>&1
 grep -q "sim.instructions_allocator" sreport.txt && ok "allocreport shows simulated counters as sim.*" ||
 	fail "allocreport: $(cat sreport.txt)"

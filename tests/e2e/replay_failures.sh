@@ -44,11 +44,14 @@ grep -q "unknown allocator 'nosuch'" err4.txt && ok "unknown allocator: message"
 expect_eq "bad --repeat: exit" $? 1
 "$AR" "$T/missing.zst" -a glibc --db f.db >/dev/null 2>err5.txt
 expect_eq "missing trace: exit" $? 2
-grep -q "cannot read trace" err5.txt && ok "missing trace: message" || fail "message: $(cat err5.txt)"
+grep -qx "allocreplay: $T/missing.zst: No such file or directory" err5.txt && ok "missing trace: message" ||
+	fail "message: $(cat err5.txt)"
 head -c 3000 /dev/urandom >corrupt.zst
 "$AR" corrupt.zst -a glibc --db f.db >/dev/null 2>err6.txt
 expect_eq "corrupt trace: exit" $? 2
-grep -q "cannot compile trace" err6.txt && ok "corrupt trace: message" || fail "message: $(cat err6.txt)"
+grep -q "^allocreplay: corrupt.zst: cannot compile: " err6.txt && ok "corrupt trace: message" ||
+	fail "message: $(cat err6.txt)"
+expect_eq "corrupt trace: the path said once" "$(grep -o 'corrupt.zst:' err6.txt | wc -l)" 1
 
 # 5. allocreplay killed mid-way: the database stays intact, no partial run.
 "$AR" "$SAMPLE" -a glibc --repeat 200 --db k.db >/dev/null 2>&1 &

@@ -61,7 +61,7 @@ sha=$(q r.db "SELECT sha256 FROM traces WHERE name = 'd.zst'")
 expect_eq "--trace NAME" "$("$AREP" --db r.db --trace s2_t2.zst | grep -c '^trace ')" 1
 expect_eq "--trace SHA prefix" "$("$AREP" --db r.db --trace "${sha:0:8}" | grep '^trace ' | cut -d' ' -f2)" d.zst
 "$AREP" --db r.db --trace nosuch >/dev/null 2>err.txt; expect_eq "unknown trace: exit" $? 1
-grep -q "no trace in r.db matches 'nosuch'" err.txt && ok "unknown trace: message" || fail "unknown trace message: $(cat err.txt)"
+grep -q "^allocreport: r.db: no trace matches 'nosuch'" err.txt && ok "unknown trace: message" || fail "unknown trace message: $(cat err.txt)"
 "$AREP" --db missing.db >/dev/null 2>err.txt; expect_eq "missing db: exit" $? 2
 grep -q "missing.db: cannot open" err.txt && ok "missing db: message" || fail "missing db message: $(cat err.txt)"
 [ ! -e missing.db ] && ok "missing db not created" || fail "missing.db was created"
@@ -69,7 +69,7 @@ grep -q "missing.db: cannot open" err.txt && ok "missing db: message" || fail "m
 "$AREP" --db r.db --bogus >/dev/null 2>&1; expect_eq "bad option: exit" $? 1
 echo "not sqlite" >junk.db
 "$AREP" --db junk.db >/dev/null 2>&1; expect_eq "not a database: exit" $? 2
-"$AREP" --help | grep -q "^usage: allocreport" && ok "--help" || fail "--help"
+"$AREP" --help | grep -q "^Usage: allocreport" && ok "--help" || fail "--help"
 
 # ---- --recommend ------------------------------------------------------------------
 "$AREP" --db r.db --recommend >rec.txt || fail "recommend: exit $?"
@@ -139,7 +139,7 @@ expect_eq "new OUT: traces" "$(q new.db 'SELECT count(*) FROM traces')" 2
 cp b.db old.db && q old.db "PRAGMA user_version = 1"
 before=$(dump m.db)
 "$AREP" merge m.db old.db >/dev/null 2>err.txt; expect_eq "version mismatch: exit" $? 2
-grep -q "old.db has schema version 1, m.db has" err.txt && ok "version mismatch: message" || fail "$(cat err.txt)"
+grep -q "^allocreport: old.db: has schema version 1, m.db has" err.txt && ok "version mismatch: message" || fail "$(cat err.txt)"
 expect_eq "version mismatch: OUT unchanged" "$(dump m.db)" "$before"
 "$AREP" merge m.db >/dev/null 2>&1; expect_eq "merge usage: exit" $? 1
 "$AREP" merge m.db m.db >/dev/null 2>&1; expect_eq "merge into itself: exit" $? 1

@@ -70,7 +70,9 @@ for r in q:
     a = allocs[(r["trace_name"], r["allocator"])]
     check(f"Q2 {r['trace_name']} {r['allocator']} heap median = allocreport's",
           close(r["median_peak_heap_rss_bytes"], a["peak_heap_rss_bytes"]["median"]))
-    check(f"Q2 {r['trace_name']} {r['allocator']} ratio", abs(float(r["heap_rss_vs_glibc"]) - round(a["heap_rss_vs_glibc"], 3)) < 1e-9,
+    # SQL's round() and Python's disagree on a ratio that ends in 5 in binary
+    # (1.0025 -> '1.003' vs 1.002): the query's 3 decimals must hold the ratio.
+    check(f"Q2 {r['trace_name']} {r['allocator']} ratio", abs(float(r["heap_rss_vs_glibc"]) - a["heap_rss_vs_glibc"]) <= 0.0005 + 1e-9,
           (r["heap_rss_vs_glibc"], a["heap_rss_vs_glibc"]))
 # 3: timing noise decides how many rows; they must be exactly allocreport's spreads over 10 %.
 noisy = {(c["trace_name"], c["allocator"]) for c in rep_csv if c["ops_per_sec_spread"] and float(c["ops_per_sec_spread"]) > 0.10}

@@ -10,7 +10,7 @@ FUZZ_TARGETS := reader blocks alloctrace compile
 # alloctrace: the subcommands that read a trace (alloctrace.h), not main()
 # nor gen and corpus, which write files; the symboliser is linked but off.
 FUZZ_SRCS_alloctrace := $(addprefix analysis/,cmd_common.c cmd_info.c cmd_verify.c cmd_dump.c \
-	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c)
+	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c) common/cli.c
 FUZZ_INC_alloctrace := -Ianalysis
 FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++
 # compile: the workload compiler and the worker's way of opening its output.
@@ -39,10 +39,10 @@ DEP_FILES += $(patsubst %,$(BUILD)/obj/tests/fuzz/fuzz_%.d,$(FUZZ_TARGETS) drive
 # The fuzzer build: clang, its own object dir, instrumented library sources.
 FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Itrace-format -fsanitize=fuzzer,address,undefined \
+FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Itrace-format -Icommon -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP)
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP) $(TEST_DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)clang $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -o $@ $< $(TRACE_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_MUTATOR_$*) \
 	  -lzstd -lcrypto $(FUZZ_LIBS_$*)

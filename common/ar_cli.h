@@ -1,0 +1,68 @@
+/*
+ * ar_cli.h — the conventions every allocrr command shares, so that allocrec,
+ * alloctrace, allocreplay and allocreport look and fail alike:
+ *
+ *   - `--version` prints "TOOL (allocrr) VERSION" on stdout, exit 0;
+ *   - an error about a file reads "TOOL: PATH: message", once;
+ *   - a bad option or argument prints one line saying what is wrong and one
+ *     hint ("Try 'TOOL --help' for more information."), exit 1, never the
+ *     whole usage text;
+ *   - "-" names standard output wherever a tool writes a file.
+ *
+ * Exit statuses (STYLE.md): 0 success, 1 usage error, 2 runtime error.
+ * Nothing here allocates or keeps state beyond the tool's name.
+ */
+#ifndef AR_CLI_H
+#define AR_CLI_H
+
+#include <stdio.h>
+
+#ifndef ALLOCRR_VERSION
+#define ALLOCRR_VERSION "unknown" /* the Makefile passes the real one */
+#endif
+
+#define AR_EXIT_OK 0
+#define AR_EXIT_USAGE 1
+#define AR_EXIT_RUNTIME 2
+
+/* Set the name every message starts with ("allocrec", "alloctrace", ...).
+ * Call first in main; the string must outlive the program. */
+void ar_cli_init(const char *tool);
+
+/* The name given to ar_cli_init ("allocrr" before it is called). */
+const char *ar_cli_tool(void);
+
+/* Print "TOOL (allocrr) VERSION" to stdout. Returns AR_EXIT_OK. */
+int ar_cli_version(void);
+
+/* Print "TOOL: MESSAGE" and the one-line --help hint to stderr.
+ * Returns AR_EXIT_USAGE, so `return ar_cli_usage_error("...")` ends main. */
+int ar_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* getopt_long returned c, '?' (unknown option, or a value given to an
+ * option that takes none) or ':' (an option's value is missing), parsing
+ * argv with an optstring that starts with ':' (after any '+'), so getopt
+ * printed nothing itself: print that one line, naming the option as the
+ * user wrote it, and the --help hint. Returns AR_EXIT_USAGE. */
+int ar_cli_bad_option(int c, char *const argv[]);
+
+/* Print "TOOL: PATH: MESSAGE" (or "TOOL: MESSAGE" when path is NULL) to
+ * stderr. Returns AR_EXIT_RUNTIME. */
+int ar_cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print "TOOL: warning: MESSAGE" to stderr. */
+void ar_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Is path the "-" that means standard output (or input)? */
+int ar_cli_is_stdio(const char *path);
+
+/* Open path for writing as fopen(path, mode) would, "-" being stdout.
+ * Returns NULL with errno set on failure. Close with ar_cli_close_output. */
+FILE *ar_cli_open_output(const char *path, const char *mode);
+
+/* Flush and close what ar_cli_open_output returned (stdout is flushed, not
+ * closed). Returns 0, or -1 with errno set when the data did not reach the
+ * file (full disk, closed pipe): the caller reports it, naming path. */
+int ar_cli_close_output(FILE *f);
+
+#endif

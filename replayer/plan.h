@@ -1,0 +1,54 @@
+/*
+ * plan.h — allocreplay's first two steps: the command line into
+ * ar_replay_options_t (getopt_long, with the conventions of common/ar_cli.h),
+ * then the plan: which allocators run, which worker binary (and, for
+ * --counters sim, which valgrind) runs them, and the options string stored
+ * with every run. allocreplay.c carries the plan out.
+ *
+ * Functions that can fail have said why on stderr ("allocreplay: ...")
+ * when they return, and return the exit status: 1 for a usage error, 2 for
+ * a runtime one (STYLE.md).
+ */
+#ifndef AR_PLAN_H
+#define AR_PLAN_H
+
+#include "replay.h"
+
+#define AR_PLAN_MAX_ALLOCS 32
+
+/* What the command line asked for. */
+typedef struct ar_replay_options {
+	const char *db_path, *touch, *counters, *names;
+	unsigned repeat, timeout_s;
+	int all, json, list, quiet, access_pass;
+	char **traces; /* the positional arguments, in their order */
+	int ntraces;
+} ar_replay_options_t;
+
+/* What will run: the allocators, how each worker starts, and the options
+ * string stored with every run. */
+typedef struct ar_plan {
+	ar_allocator_t allocs[AR_PLAN_MAX_ALLOCS];
+	int nallocs;
+	ar_run_opts_t run;
+	char options[256];
+} ar_plan_t;
+
+/* argv into *o: options before or after the traces, checked. Returns -1 to
+ * go on, or the exit status (0 after --help or --version, 1 for a bad
+ * command line, said in one line and a hint). */
+int ar_plan_parse_options(int argc, char **argv, ar_replay_options_t *o);
+
+/* Print the registry's allocators (--list). Returns 0. */
+int ar_plan_list_allocators(void);
+
+/* Everything decided before the first trace: resolve the allocators, find
+ * the worker ($ALLOCRR_WORKER, else next to this executable, else
+ * ../libexec/allocrr/) and, for --counters sim, valgrind and a private
+ * directory for its profiles. 0, or the exit status. */
+int ar_plan_make(const ar_replay_options_t *o, ar_plan_t *p);
+
+/* Undo what ar_plan_make left on disk (the profiles' directory). */
+void ar_plan_cleanup(ar_plan_t *p);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * test_common.c — common/: the CPU feature decision (ar_cpu.h) on the
+ * cpuinfo texts and CPUID answers of the machines we met, and the "-"
+ * convention of ar_cli.h.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ar_cli.h"
+#include "ar_cpu.h"
+#include "testing.h"
+
+#define ALL (AR_CPU_TSC | AR_CPU_INVARIANT_TSC | AR_CPU_RDTSCP)
+
+/* The AMD EPYC VM of issue 13: invariant TSC, no rdtscp in the flags. */
+static const char epyc_vm[] = "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+			      "flags\t\t: fpu vme de pse tsc msr pae constant_tsc nonstop_tsc rep_good\n"
+			      "bugs\t\t: sysret_ss_attrs\n";
+
+static void test_hidden_rdtscp(void)
+{
+	/* valgrind's CPUID claims rdtscp; the kernel's flags win. */
+	EXPECT_U64(ar_cpu_tsc_features_from(epyc_vm, ALL), AR_CPU_TSC | AR_CPU_INVARIANT_TSC);
+}
+
+static void test_both_must_grant(void)
+{
+	static const char full[] = "processor\t: 0\nflags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc\n";
+	EXPECT_U64(ar_cpu_tsc_features_from(full, ALL), ALL);
+	EXPECT_U64(ar_cpu_tsc_features_from(full, AR_CPU_TSC | AR_CPU_INVARIANT_TSC),
+		   AR_CPU_TSC | AR_CPU_INVARIANT_TSC);
+	/* No rdtsc at all: nothing else matters. */
+	EXPECT_U64(ar_cpu_tsc_features_from(full, AR_CPU_RDTSCP | AR_CPU_INVARIANT_TSC), 0);
+}
+
+static void test_whole_words(void)
+{
+	/* "tsc_scale", "tsc_adjust" and "constant_tsc" are not "tsc". */
+	static const char t[] = "processor\t: 0\nflags\t\t: fpu tsc_scale tsc_adjust constant_tsc nonstop_tsc\n";
+	EXPECT_U64(ar_cpu_tsc_features_from(t, ALL), 0);
+	/* One invariance flag is not enough. */
+	static const char half[] = "processor\t: 0\nflags\t\t: tsc constant_tsc\n";
+	EXPECT_U64(ar_cpu_tsc_features_from(half, ALL), AR_CPU_TSC);
+	/* Only the first CPU's flags line counts; words after it do not. */
+	static const char later[] = "processor\t: 0\nflags\t\t: tsc\nbugs\t\t: rdtscp constant_tsc nonstop_tsc\n";
+	EXPECT_U64(ar_cpu_tsc_features_from(later, ALL), AR_CPU_TSC);
+}
+
+static void test_no_flags(void)
+{
+	EXPECT_U64(ar_cpu_tsc_features_from("", ALL), 0);
+	EXPECT_U64(ar_cpu_tsc_features_from(NULL, ALL), 0);
+	EXPECT_U64(ar_cpu_tsc_features_from("processor\t: 0\nflagsX no colon\n", ALL), 0);
+	/* An aarch64 cpuinfo has "Features", no "flags". */
+	EXPECT_U64(ar_cpu_tsc_features_from("processor\t: 0\nFeatures\t: fp asimd\n", ALL), 0);
+}
+
+static void test_this_machine(void)
+{
+	/* Whatever this CPU is, a granted feature implies rdtsc. */
+	unsigned f = ar_cpu_tsc_features();
+	EXPECT(f == 0 || (f & AR_CPU_TSC));
+}
+
+static void test_dash_is_stdout(void)
+{
+	EXPECT(ar_cli_is_stdio("-"));
+	EXPECT(!ar_cli_is_stdio("./-"));
+	EXPECT(!ar_cli_is_stdio(NULL));
+	EXPECT(ar_cli_open_output("-", "w") == stdout);
+	char path[] = "/tmp/test_common.XXXXXX";
+	int fd = mkstemp(path);
+	EXPECT(fd >= 0);
+	close(fd);
+	FILE *f = ar_cli_open_output(path, "w");
+	EXPECT(f && f != stdout);
+	if (f) {
+		fputs("x", f);
+		EXPECT(ar_cli_close_output(f) == 0);
+	}
+	unlink(path);
+	/* A write that cannot reach its file is an error at close. */
+	FILE *full = ar_cli_open_output("/dev/full", "w");
+	if (full) {
+		fputs("x", full);
+		EXPECT(ar_cli_close_output(full) == -1);
+	}
+}
+
+static void test_bad_option_is_usage(void)
+{
+	/* getopt_long's "unknown" and "needs a value" both end main with 1. */
+	char *argv[] = {"tool", "--bogus", NULL};
+	optind = 2;
+	optopt = 0;
+	EXPECT(ar_cli_bad_option('?', argv) == AR_EXIT_USAGE);
+	EXPECT(ar_cli_bad_option(':', argv) == AR_EXIT_USAGE);
+	EXPECT(ar_cli_usage_error("x") == AR_EXIT_USAGE);
+	EXPECT(ar_cli_error("p", "x") == AR_EXIT_RUNTIME);
+}
+
+int main(void)
+{
+	RUN(test_hidden_rdtscp);
+	RUN(test_both_must_grant);
+	RUN(test_whole_words);
+	RUN(test_no_flags);
+	RUN(test_this_machine);
+	RUN(test_dash_is_stdout);
+	RUN(test_bad_option_is_usage);
+	return TEST_END();
+}
