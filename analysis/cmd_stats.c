@@ -206,40 +206,70 @@ static int stats_pass(ar_reader_t *r, ar_heapstats_t *s)
 	return rc;
 }
 
-int ar_stats_run(const char *path, int json, int top, int symbolize)
+/* One trace's statistics and what printing them needs, gathered once
+ * after the passes. */
+typedef struct stats_view {
+	const char *path;
+	int top;
+	ar_reader_t *r;
+	const ar_header_t *h;
+	ar_heapstats_t *s;
+	uint64_t p50, p90, p99; /* request size percentiles */
+	const ar_hs_size_t *sizes; /* most frequent first */
+	uint64_t nsizes;
+	ar_sym_t *sym;       /* NULL without stacks or symbolization */
+	ar_hs_site_t *sites; /* the sites that allocated, or NULL */
+	uint32_t nsites;
+} stats_view_t;
+
+/* Open the trace and the counters; 0, or 2 after saying why. */
+static int open_stats(stats_view_t *v)
 {
-	ar_reader_t *r = ar_open_or_complain(path);
-	if (!r)
+	v->r = ar_open_or_complain(v->path);
+	if (!v->r)
 		return 2;
-	ar_heapstats_t *s = calloc(1, sizeof *s);
-	if (!s) {
-		ar_cli_error(path, "out of memory");
-		ar_reader_close(r);
+	v->s = calloc(1, sizeof *v->s);
+	if (!v->s) {
+		ar_cli_error(v->path, "out of memory");
+		ar_reader_close(v->r);
 		return 2;
 	}
-	ar_heapstats_init(s, ar_reader_event_count(r));
-	int rc = stats_pass(r, s);
-	/* Second pass for each site's bytes live at the peak (stacks only). */
-	if (rc == 0 && s->nsites > 1) {
+	ar_heapstats_init(v->s, ar_reader_event_count(v->r));
+	return 0;
+}
+
+static void close_stats(stats_view_t *v)
+{
+	free(v->sites);
+	ar_sym_close(v->sym);
+	ar_heapstats_free(v->s);
+	free(v->s);
+	ar_reader_close(v->r);
+}
+
+/* Count the events (a second pass for each site's bytes live at the peak,
+ * stacks only) and say how much of the trace the figures cover. Returns 0,
+ * 1 when the trace is corrupt after a readable part (the figures cover that
+ * part; exit status 2), or -1 when there is nothing to print. */
+static int count_events(stats_view_t *v)
+{
+	const char *path = v->path;
+	ar_reader_t *r = v->r;
+	int rc = stats_pass(r, v->s);
+	if (rc == 0 && v->s->nsites > 1) {
 		ar_reader_rewind(r);
-		ar_heapstats_rewind(s);
-		rc = stats_pass(r, s);
+		ar_heapstats_rewind(v->s);
+		rc = stats_pass(r, v->s);
 	}
 	if (rc == AR_ENOMEM) {
 		ar_cli_error(path, "out of memory tracking %" PRIu64 " live objects (the trace's live set; try a "
-				   "machine with more memory)", s->live_objects);
-		ar_heapstats_free(s);
-		free(s);
-		ar_reader_close(r);
-		return 2;
+				   "machine with more memory)", v->s->live_objects);
+		return -1;
 	}
 	if (rc < 0) {
 		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s (alloctrace verify %s says more)",
 			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg), path);
-		ar_heapstats_free(s);
-		free(s);
-		ar_reader_close(r);
-		return 2;
+		return -1;
 	}
 	if (ar_reader_status(r) == AR_STATUS_TRUNCATED)
 		ar_cli_error(path, "%s; statistics cover the readable part", ar_trace_problem(path, ar_reader_error(r)->msg));
@@ -249,166 +279,246 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 	if (corrupt)
 		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s; statistics cover the events before it",
 			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
+	return corrupt;
+}
 
-	const ar_header_t *h = ar_reader_header(r);
+/* Derive what both outputs print: thread ids, size percentiles and top
+ * sizes, the symbolizer and the list of sites that allocated. */
+static void prepare_view(stats_view_t *v, int symbolize)
+{
+	ar_heapstats_t *s = v->s;
+	v->h = ar_reader_header(v->r);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
-		const ar_thread_info_t *ti = ar_reader_thread(r, s->threads[i].index);
+		const ar_thread_info_t *ti = ar_reader_thread(v->r, s->threads[i].index);
 		s->threads[i].os_tid = ti ? ti->os_tid : 0;
 	}
-	uint64_t p50 = ar_heapstats_size_percentile(s, 0.5), p90 = ar_heapstats_size_percentile(s, 0.9),
-		 p99 = ar_heapstats_size_percentile(s, 0.99);
-	uint64_t nsizes;
-	const ar_hs_size_t *sizes = ar_heapstats_top_sizes(s, &nsizes);
-	ar_sym_t *sym = NULL;
+	v->p50 = ar_heapstats_size_percentile(s, 0.5);
+	v->p90 = ar_heapstats_size_percentile(s, 0.9);
+	v->p99 = ar_heapstats_size_percentile(s, 0.99);
+	v->sizes = ar_heapstats_top_sizes(s, &v->nsizes);
 	if (s->nsites > 1 && symbolize)
-		ar_sym_open(&sym, r, NULL);
-	ar_hs_site_t *sites = NULL;
-	uint32_t nsites = 0;
-	if (s->nsites > 1 && (sites = malloc(s->nsites * sizeof *sites)) != NULL)
+		ar_sym_open(&v->sym, v->r, NULL);
+	if (s->nsites > 1 && (v->sites = malloc(s->nsites * sizeof *v->sites)) != NULL)
 		for (uint32_t i = 1; i < s->nsites; i++)
 			if (s->sites[i].calls)
-				sites[nsites++] = s->sites[i];
-	uint64_t duration = s->last_time_ns;
+				v->sites[v->nsites++] = s->sites[i];
+}
 
-	if (json) {
-		printf("{\"events\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"calls\":{", s->events, duration);
-		int first = 1;
-		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
-			if (h->ops[op].name[0] && s->calls_by_op[op]) {
-				printf("%s\"%s\":%" PRIu64, first ? "" : ",", h->ops[op].name, s->calls_by_op[op]);
-				first = 0;
-			}
-		printf("},\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"free_null\":%" PRIu64 ",\"failed\":%" PRIu64
-		       ",\"unknown_frees\":%" PRIu64 ",\"requested_bytes\":%" PRIu64 ",\"size_p50\":%" PRIu64
-		       ",\"size_p90\":%" PRIu64 ",\"size_p99\":%" PRIu64 ",\"distinct_sizes\":%" PRIu64 ",",
-		       s->allocs, s->frees, s->free_null, s->failed, s->unknown_frees, s->requested_bytes, p50, p90, p99,
-		       nsizes);
-		json_hist("size_log2", s->size_log2);
-		printf(",\"top_sizes\":[");
-		for (uint64_t i = 0; i < nsizes && (int)i < top; i++)
-			printf("%s{\"size\":%" PRIu64 ",\"count\":%" PRIu64 "}", i ? "," : "", sizes[i].size, sizes[i].count);
-		printf("],");
-		json_hist("lifetime_events_log2", s->life_ops_log2);
-		printf(",");
-		json_hist("lifetime_ns_log2", s->life_ns_log2);
-		printf(",\"freed\":%" PRIu64 ",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
-		       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_seq\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
-		       ",\"live_bytes_at_end\":%" PRIu64 ",\"timeline\":[",
-		       s->freed, s->never_freed, s->never_freed_bytes, s->peak_live_bytes, s->peak_seq, s->peak_time_ns,
-		       s->live_bytes);
-		for (uint32_t i = 0; i < s->ntimeline; i++)
-			printf("%s{\"time_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_objects\":%" PRIu64 "}",
-			       i ? "," : "", s->timeline[i].time_ns, s->timeline[i].live_bytes, s->timeline[i].live_objects);
-		printf("],\"threads\":[");
-		for (uint32_t i = 0; i < s->nthreads; i++) {
-			const ar_hs_thread_t *t = &s->threads[i];
-			uint64_t span = t->last_ns - t->first_ns;
-			printf("%s{\"tid\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-			       ",\"bytes\":%" PRIu64 ",\"calls_per_sec\":%.0f,\"cross_thread_frees\":%" PRIu64 "}",
-			       i ? "," : "", t->os_tid, t->calls, t->allocs, t->frees, t->bytes,
-			       span ? (double)t->calls * 1e9 / (double)span : 0.0, t->cross_frees);
+/* ---- --json: one object ---- */
+
+static void json_calls_and_sizes(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	printf("{\"events\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"calls\":{", s->events, s->last_time_ns);
+	int first = 1;
+	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+		if (v->h->ops[op].name[0] && s->calls_by_op[op]) {
+			printf("%s\"%s\":%" PRIu64, first ? "" : ",", v->h->ops[op].name, s->calls_by_op[op]);
+			first = 0;
 		}
-		printf("],\"cross_thread_frees\":%" PRIu64 ",\"realloc\":{\"grow\":%" PRIu64 ",\"shrink\":%" PRIu64
-		       ",\"same\":%" PRIu64 ",\"in_place\":%" PRIu64 ",\"from_null\":%" PRIu64 ",\"to_zero\":%" PRIu64
-		       ",\"growth_factor\":{\"le_1.25\":%" PRIu64 ",\"le_1.5\":%" PRIu64 ",\"le_2\":%" PRIu64
-		       ",\"le_4\":%" PRIu64 ",\"gt_4\":%" PRIu64 "}},\"small_allocations\":%" PRIu64
-		       ",\"small_limit_bytes\":%d,\"arena_friendly_frees\":%" PRIu64 ",\"arena_window_calls\":%d",
-		       s->cross_thread_frees, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_in_place,
-		       s->realloc_from_null, s->realloc_to_zero, s->realloc_factor[0], s->realloc_factor[1],
-		       s->realloc_factor[2], s->realloc_factor[3], s->realloc_factor[4], s->small_allocs, AR_HS_SMALL,
-		       s->arena_friendly, AR_HS_ARENA_OPS);
-		if (nsites) {
-			printf(",\"sites_by_calls\":[");
-			print_sites(r, sym, s, sites, nsites, NULL, by_calls, top, 1);
-			printf("],\"sites_by_bytes\":[");
-			print_sites(r, sym, s, sites, nsites, NULL, by_bytes, top, 1);
-			printf("],\"sites_by_live_at_peak\":[");
-			print_sites(r, sym, s, sites, nsites, NULL, by_live, top, 1);
-			printf("]");
-		}
-		printf("}\n");
-	} else {
-		char a[32], b[32], c[32];
-		fmt_ns(a, sizeof a, duration);
-		printf("%s: %" PRIu64 " events over %s, %u threads\n\n", path, s->events, a, s->nthreads);
-		printf("calls        ");
-		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
-			if (h->ops[op].name[0] && s->calls_by_op[op])
-				printf(" %s %" PRIu64 " (%.1f%%)", h->ops[op].name, s->calls_by_op[op],
-				       pct(s->calls_by_op[op], s->events));
-		fmt_bytes(a, sizeof a, s->requested_bytes);
-		printf("\nallocations   %" PRIu64 " (%s requested), %" PRIu64 " failed; frees %" PRIu64 " (%" PRIu64
-		       " of NULL)\n",
-		       s->allocs, a, s->failed, s->frees, s->free_null);
-		fmt_bytes(a, sizeof a, p50);
-		fmt_bytes(b, sizeof b, p90);
-		fmt_bytes(c, sizeof c, p99);
-		printf("request size  median %s, p90 %s, p99 %s; %" PRIu64 " distinct sizes\n\n", a, b, c, nsizes);
-		print_hist("request sizes (log2)", s->size_log2, 0);
-		printf("\nmost frequent sizes\n");
-		for (uint64_t i = 0; i < nsizes && (int)i < top; i++)
-			printf("  %10" PRIu64 " B %12" PRIu64 " %5.1f%%\n", sizes[i].size, sizes[i].count,
-			       pct(sizes[i].count, s->allocs));
-		printf("\n");
-		print_hist("lifetime in events (objects freed in the trace)", s->life_ops_log2, 1);
-		printf("\n");
-		print_hist("lifetime in time", s->life_ns_log2, 2);
-		fmt_bytes(a, sizeof a, s->peak_live_bytes);
-		fmt_ns(b, sizeof b, s->peak_time_ns);
-		fmt_bytes(c, sizeof c, s->never_freed_bytes);
-		printf("\nlive bytes    peak %s at %s (seq %" PRIu64 "); %" PRIu64 " objects (%s) never freed\n", a, b,
-		       s->peak_seq, s->never_freed, c);
-		printf("live bytes over time\n");
-		uint64_t maxl = s->peak_live_bytes ? s->peak_live_bytes : 1;
-		for (uint32_t i = 0; i < s->ntimeline; i += s->ntimeline > 20 ? s->ntimeline / 20 : 1) {
-			fmt_ns(a, sizeof a, s->timeline[i].time_ns);
-			fmt_bytes(b, sizeof b, s->timeline[i].live_bytes);
-			printf("  %10s %10s %.*s\n", a, b, (int)(40 * s->timeline[i].live_bytes / maxl),
-			       "########################################");
-		}
-		printf("\nthreads\n  %10s %12s %12s %12s %14s %12s\n", "tid", "calls", "allocs", "frees", "calls/s",
-		       "cross-frees");
-		for (uint32_t i = 0; i < s->nthreads; i++) {
-			const ar_hs_thread_t *t = &s->threads[i];
-			uint64_t span = t->last_ns - t->first_ns;
-			printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.0f %12" PRIu64 "\n", t->os_tid,
-			       t->calls, t->allocs, t->frees, span ? (double)t->calls * 1e9 / (double)span : 0.0,
-			       t->cross_frees);
-		}
-		printf("cross-thread frees  %" PRIu64 " (%.1f%% of frees of known blocks)\n", s->cross_thread_frees,
-		       pct(s->cross_thread_frees, s->freed));
-		uint64_t nre = s->calls_by_op[AR_OP_REALLOC] + s->calls_by_op[AR_OP_REALLOCARRAY];
-		printf("\nrealloc       %" PRIu64 " calls: %" PRIu64 " grow, %" PRIu64 " shrink, %" PRIu64
-		       " same size, %" PRIu64 " from NULL, %" PRIu64 " to 0; %.1f%% stayed in place\n",
-		       nre, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_from_null, s->realloc_to_zero,
-		       pct(s->realloc_in_place, s->realloc_grow + s->realloc_shrink + s->realloc_same));
-		printf("  growth factor  <=1.25: %" PRIu64 "  <=1.5: %" PRIu64 "  <=2: %" PRIu64 "  <=4: %" PRIu64
-		       "  >4: %" PRIu64 "\n",
-		       s->realloc_factor[0], s->realloc_factor[1], s->realloc_factor[2], s->realloc_factor[3],
-		       s->realloc_factor[4]);
-		printf("\nwhat simpler allocators could serve\n");
-		printf("  small-object pool: %.1f%% of allocations ask for <= %d bytes\n", pct(s->small_allocs, s->allocs),
-		       AR_HS_SMALL);
-		printf("  arena: %.1f%% of freed objects die in their own thread within %d of its calls;"
-		       " %.1f%% are freed by another thread; %" PRIu64 " never freed\n",
-		       pct(s->arena_friendly, s->freed), AR_HS_ARENA_OPS, pct(s->cross_thread_frees, s->freed),
-		       s->never_freed);
-		if (nsites) {
-			printf("\n");
-			print_sites(r, sym, s, sites, nsites, "top allocation sites by calls", by_calls, top, 0);
-			printf("\n");
-			print_sites(r, sym, s, sites, nsites, "top allocation sites by bytes", by_bytes, top, 0);
-			printf("\n");
-			print_sites(r, sym, s, sites, nsites, "top allocation sites by bytes live at the peak", by_live, top,
-				    0);
-		} else if (!(h->flags & AR_HDR_STACKS)) {
-			printf("\n(no call stacks: record with allocrec --stacks for allocation sites)\n");
-		}
+	printf("},\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"free_null\":%" PRIu64 ",\"failed\":%" PRIu64
+	       ",\"unknown_frees\":%" PRIu64 ",\"requested_bytes\":%" PRIu64 ",\"size_p50\":%" PRIu64
+	       ",\"size_p90\":%" PRIu64 ",\"size_p99\":%" PRIu64 ",\"distinct_sizes\":%" PRIu64 ",",
+	       s->allocs, s->frees, s->free_null, s->failed, s->unknown_frees, s->requested_bytes, v->p50, v->p90,
+	       v->p99, v->nsizes);
+	json_hist("size_log2", s->size_log2);
+	printf(",\"top_sizes\":[");
+	for (uint64_t i = 0; i < v->nsizes && (int)i < v->top; i++)
+		printf("%s{\"size\":%" PRIu64 ",\"count\":%" PRIu64 "}", i ? "," : "", v->sizes[i].size,
+		       v->sizes[i].count);
+	printf("],");
+}
+
+static void json_lifetimes_and_live(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	json_hist("lifetime_events_log2", s->life_ops_log2);
+	printf(",");
+	json_hist("lifetime_ns_log2", s->life_ns_log2);
+	printf(",\"freed\":%" PRIu64 ",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
+	       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_seq\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
+	       ",\"live_bytes_at_end\":%" PRIu64 ",\"timeline\":[",
+	       s->freed, s->never_freed, s->never_freed_bytes, s->peak_live_bytes, s->peak_seq, s->peak_time_ns,
+	       s->live_bytes);
+	for (uint32_t i = 0; i < s->ntimeline; i++)
+		printf("%s{\"time_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_objects\":%" PRIu64 "}",
+		       i ? "," : "", s->timeline[i].time_ns, s->timeline[i].live_bytes, s->timeline[i].live_objects);
+	printf("],");
+}
+
+static void json_threads_and_patterns(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	printf("\"threads\":[");
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const ar_hs_thread_t *t = &s->threads[i];
+		uint64_t span = t->last_ns - t->first_ns;
+		printf("%s{\"tid\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
+		       ",\"bytes\":%" PRIu64 ",\"calls_per_sec\":%.0f,\"cross_thread_frees\":%" PRIu64 "}",
+		       i ? "," : "", t->os_tid, t->calls, t->allocs, t->frees, t->bytes,
+		       span ? (double)t->calls * 1e9 / (double)span : 0.0, t->cross_frees);
 	}
-	free(sites);
-	ar_sym_close(sym);
-	ar_heapstats_free(s);
-	free(s);
-	ar_reader_close(r);
+	printf("],\"cross_thread_frees\":%" PRIu64 ",\"realloc\":{\"grow\":%" PRIu64 ",\"shrink\":%" PRIu64
+	       ",\"same\":%" PRIu64 ",\"in_place\":%" PRIu64 ",\"from_null\":%" PRIu64 ",\"to_zero\":%" PRIu64
+	       ",\"growth_factor\":{\"le_1.25\":%" PRIu64 ",\"le_1.5\":%" PRIu64 ",\"le_2\":%" PRIu64
+	       ",\"le_4\":%" PRIu64 ",\"gt_4\":%" PRIu64 "}},\"small_allocations\":%" PRIu64
+	       ",\"small_limit_bytes\":%d,\"arena_friendly_frees\":%" PRIu64 ",\"arena_window_calls\":%d",
+	       s->cross_thread_frees, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_in_place,
+	       s->realloc_from_null, s->realloc_to_zero, s->realloc_factor[0], s->realloc_factor[1],
+	       s->realloc_factor[2], s->realloc_factor[3], s->realloc_factor[4], s->small_allocs, AR_HS_SMALL,
+	       s->arena_friendly, AR_HS_ARENA_OPS);
+}
+
+static void json_sites(const stats_view_t *v)
+{
+	if (!v->nsites)
+		return;
+	printf(",\"sites_by_calls\":[");
+	print_sites(v->r, v->sym, v->s, v->sites, v->nsites, NULL, by_calls, v->top, 1);
+	printf("],\"sites_by_bytes\":[");
+	print_sites(v->r, v->sym, v->s, v->sites, v->nsites, NULL, by_bytes, v->top, 1);
+	printf("],\"sites_by_live_at_peak\":[");
+	print_sites(v->r, v->sym, v->s, v->sites, v->nsites, NULL, by_live, v->top, 1);
+	printf("]");
+}
+
+static void print_json(const stats_view_t *v)
+{
+	json_calls_and_sizes(v);
+	json_lifetimes_and_live(v);
+	json_threads_and_patterns(v);
+	json_sites(v);
+	printf("}\n");
+}
+
+/* ---- text ---- */
+
+static void text_calls_and_sizes(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	char a[32], b[32], c[32];
+	fmt_ns(a, sizeof a, s->last_time_ns);
+	printf("%s: %" PRIu64 " events over %s, %u threads\n\n", v->path, s->events, a, s->nthreads);
+	printf("calls        ");
+	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+		if (v->h->ops[op].name[0] && s->calls_by_op[op])
+			printf(" %s %" PRIu64 " (%.1f%%)", v->h->ops[op].name, s->calls_by_op[op],
+			       pct(s->calls_by_op[op], s->events));
+	fmt_bytes(a, sizeof a, s->requested_bytes);
+	printf("\nallocations   %" PRIu64 " (%s requested), %" PRIu64 " failed; frees %" PRIu64 " (%" PRIu64
+	       " of NULL)\n",
+	       s->allocs, a, s->failed, s->frees, s->free_null);
+	fmt_bytes(a, sizeof a, v->p50);
+	fmt_bytes(b, sizeof b, v->p90);
+	fmt_bytes(c, sizeof c, v->p99);
+	printf("request size  median %s, p90 %s, p99 %s; %" PRIu64 " distinct sizes\n\n", a, b, c, v->nsizes);
+	print_hist("request sizes (log2)", s->size_log2, 0);
+	printf("\nmost frequent sizes\n");
+	for (uint64_t i = 0; i < v->nsizes && (int)i < v->top; i++)
+		printf("  %10" PRIu64 " B %12" PRIu64 " %5.1f%%\n", v->sizes[i].size, v->sizes[i].count,
+		       pct(v->sizes[i].count, s->allocs));
+	printf("\n");
+}
+
+static void text_lifetimes_and_live(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	char a[32], b[32], c[32];
+	print_hist("lifetime in events (objects freed in the trace)", s->life_ops_log2, 1);
+	printf("\n");
+	print_hist("lifetime in time", s->life_ns_log2, 2);
+	fmt_bytes(a, sizeof a, s->peak_live_bytes);
+	fmt_ns(b, sizeof b, s->peak_time_ns);
+	fmt_bytes(c, sizeof c, s->never_freed_bytes);
+	printf("\nlive bytes    peak %s at %s (seq %" PRIu64 "); %" PRIu64 " objects (%s) never freed\n", a, b,
+	       s->peak_seq, s->never_freed, c);
+	printf("live bytes over time\n");
+	uint64_t maxl = s->peak_live_bytes ? s->peak_live_bytes : 1;
+	for (uint32_t i = 0; i < s->ntimeline; i += s->ntimeline > 20 ? s->ntimeline / 20 : 1) {
+		fmt_ns(a, sizeof a, s->timeline[i].time_ns);
+		fmt_bytes(b, sizeof b, s->timeline[i].live_bytes);
+		printf("  %10s %10s %.*s\n", a, b, (int)(40 * s->timeline[i].live_bytes / maxl),
+		       "########################################");
+	}
+}
+
+static void text_threads(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	printf("\nthreads\n  %10s %12s %12s %12s %14s %12s\n", "tid", "calls", "allocs", "frees", "calls/s",
+	       "cross-frees");
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const ar_hs_thread_t *t = &s->threads[i];
+		uint64_t span = t->last_ns - t->first_ns;
+		printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.0f %12" PRIu64 "\n", t->os_tid,
+		       t->calls, t->allocs, t->frees, span ? (double)t->calls * 1e9 / (double)span : 0.0,
+		       t->cross_frees);
+	}
+	printf("cross-thread frees  %" PRIu64 " (%.1f%% of frees of known blocks)\n", s->cross_thread_frees,
+	       pct(s->cross_thread_frees, s->freed));
+}
+
+static void text_realloc_and_simpler(const stats_view_t *v)
+{
+	const ar_heapstats_t *s = v->s;
+	uint64_t nre = s->calls_by_op[AR_OP_REALLOC] + s->calls_by_op[AR_OP_REALLOCARRAY];
+	printf("\nrealloc       %" PRIu64 " calls: %" PRIu64 " grow, %" PRIu64 " shrink, %" PRIu64
+	       " same size, %" PRIu64 " from NULL, %" PRIu64 " to 0; %.1f%% stayed in place\n",
+	       nre, s->realloc_grow, s->realloc_shrink, s->realloc_same, s->realloc_from_null, s->realloc_to_zero,
+	       pct(s->realloc_in_place, s->realloc_grow + s->realloc_shrink + s->realloc_same));
+	printf("  growth factor  <=1.25: %" PRIu64 "  <=1.5: %" PRIu64 "  <=2: %" PRIu64 "  <=4: %" PRIu64
+	       "  >4: %" PRIu64 "\n",
+	       s->realloc_factor[0], s->realloc_factor[1], s->realloc_factor[2], s->realloc_factor[3],
+	       s->realloc_factor[4]);
+	printf("\nwhat simpler allocators could serve\n");
+	printf("  small-object pool: %.1f%% of allocations ask for <= %d bytes\n", pct(s->small_allocs, s->allocs),
+	       AR_HS_SMALL);
+	printf("  arena: %.1f%% of freed objects die in their own thread within %d of its calls;"
+	       " %.1f%% are freed by another thread; %" PRIu64 " never freed\n",
+	       pct(s->arena_friendly, s->freed), AR_HS_ARENA_OPS, pct(s->cross_thread_frees, s->freed),
+	       s->never_freed);
+}
+
+static void text_sites(const stats_view_t *v)
+{
+	if (v->nsites) {
+		printf("\n");
+		print_sites(v->r, v->sym, v->s, v->sites, v->nsites, "top allocation sites by calls", by_calls, v->top, 0);
+		printf("\n");
+		print_sites(v->r, v->sym, v->s, v->sites, v->nsites, "top allocation sites by bytes", by_bytes, v->top, 0);
+		printf("\n");
+		print_sites(v->r, v->sym, v->s, v->sites, v->nsites, "top allocation sites by bytes live at the peak",
+			    by_live, v->top, 0);
+	} else if (!(v->h->flags & AR_HDR_STACKS)) {
+		printf("\n(no call stacks: record with allocrec --stacks for allocation sites)\n");
+	}
+}
+
+static void print_text(const stats_view_t *v)
+{
+	text_calls_and_sizes(v);
+	text_lifetimes_and_live(v);
+	text_threads(v);
+	text_realloc_and_simpler(v);
+	text_sites(v);
+}
+
+/* open → count → prepare → print. */
+int ar_stats_run(const char *path, int json, int top, int symbolize)
+{
+	stats_view_t v = { .path = path, .top = top };
+	if (open_stats(&v) != 0)
+		return 2;
+	int corrupt = count_events(&v);
+	if (corrupt < 0) {
+		close_stats(&v);
+		return 2;
+	}
+	prepare_view(&v, symbolize);
+	if (json)
+		print_json(&v);
+	else
+		print_text(&v);
+	close_stats(&v);
 	return corrupt ? 2 : 0;
 }

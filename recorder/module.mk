@@ -1,6 +1,6 @@
 # recorder/: allocrec (the command), liballocrr-rec.so (the preload shim that
-# records), liballocrr-sym.a (symbolising stacks with elfutils libdw, for
-# alloctrace), plus the recorder's test programs and benchmark.
+# records), plus the recorder's test programs and benchmark. (The symboliser,
+# liballocrr-sym.a, is built by analysis/module.mk.)
 #
 # The shim is built apart from everything else: it is loaded into arbitrary
 # programs, so it is never built with sanitizers (a preloaded ASan runtime

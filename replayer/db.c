@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "worker_clock.h"
 #include "replay.h"
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)

@@ -14,7 +14,7 @@ REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 # from rewriting or eliding the heap calls it replays.
 REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
 	replayer/worker_access.c \
-	replayer/report.c replayer/clock.c replayer/hist.c replayer/wl_file.c common/cpu.c
+	replayer/worker_proto.c replayer/worker_clock.c replayer/hist.c replayer/wl_file.c common/cpu.c
 REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
 REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
 	-Iallocators -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc \

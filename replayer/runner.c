@@ -186,8 +186,9 @@ static ar_hist_t *hist_of(ar_run_t *r, int k)
 	return r->hist[k];
 }
 
-/* Parse the worker's report (report.h); sets r->complete on its Z line and
- * the status on an E line. Unknown lines are ignored (a newer worker). */
+/* Parse the worker's report (worker_proto.h); sets r->complete on its Z
+ * line and the status on an E line. Unknown lines are ignored (a newer
+ * worker). */
 static void parse_report(ar_run_t *r, char *buf)
 {
 	char *save = NULL;
@@ -557,8 +558,9 @@ typedef struct collected {
 } collected_t;
 
 /* Append report bytes. A worker's report is a few hundred KiB at most
- * (report.h); anything writing past the cap is not our worker (a preloaded
- * library writing to fd 3, say) and would grow this process without end.
+ * (worker_proto.h); anything writing past the cap is not our worker (a
+ * preloaded library writing to fd 3, say) and would grow this process
+ * without end.
  * A report that did not fit, for that reason or for lack of memory, is
  * never parsed: its missing middle would read as numbers. */
 static void keep_report(collected_t *c, pid_t pid, const char *tmp, size_t got)

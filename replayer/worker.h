@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
+#include "worker_clock.h"
 #include "hist.h"
 #include "workload.h"
 
@@ -101,8 +101,8 @@ uint64_t ar_probe_anon_rss(void);
  * while no other replay thread runs (single-stream workloads only). */
 void ar_access_pass(void);
 /* Emit the pass's S lines and, in perf mode, its C lines (after the replay). */
-struct ar_rpt;
-void ar_access_report(struct ar_rpt *r);
+struct ar_wproto;
+void ar_access_report(struct ar_wproto *r);
 
 /* ---- worker_probe.c: counters and the allocator's own statistics ---- */
 /* VmRSS and VmHWM (peak RSS) in bytes from /proc/self/status: 0 or -1. */
@@ -114,19 +114,19 @@ int ar_probe_reset_hwm(void);
 void ar_probe_perf_open(void);
 void ar_probe_perf_enable(int on);
 /* Emit one C line per counter (after the threads were joined). */
-void ar_probe_perf_report(struct ar_rpt *r);
+void ar_probe_perf_report(struct ar_wproto *r);
 /* Current raw value of every counter into v[0..ar_probe_perf_count());
  * UINT64_MAX where a counter is closed or unreadable. No malloc. */
 size_t ar_probe_perf_count(void);
 void ar_probe_perf_read(uint64_t *v);
 /* Emit "C <prefix><name> ..." lines for the differences end - begin. */
-void ar_probe_perf_report_delta(struct ar_rpt *r, const char *prefix, const uint64_t *begin,
+void ar_probe_perf_report_delta(struct ar_wproto *r, const char *prefix, const uint64_t *begin,
 				const uint64_t *end);
 /* Look up the allocator's statistics functions (dlsym: start-up only). */
 void ar_probe_stats_init(const char *allocator);
 /* Our allocators' allocs_total/frees_total now; 0 when not available. */
 int ar_probe_ours_counts(uint64_t *allocs, uint64_t *frees);
 /* Emit T lines with whatever statistics the allocator offers. */
-void ar_probe_stats_report(struct ar_rpt *r);
+void ar_probe_stats_report(struct ar_wproto *r);
 
 #endif

@@ -20,8 +20,8 @@
  */
 #include <stdint.h>
 
-#include "report.h"
 #include "worker.h"
+#include "worker_proto.h"
 
 #define LINE 64
 #define MAX_CTR 16
@@ -74,15 +74,15 @@ void ar_access_pass(void)
 	ar_wk.apass_done = 1;
 }
 
-void ar_access_report(ar_rpt_t *r)
+void ar_access_report(ar_wproto_t *r)
 {
 	if (!ar_wk.apass_done)
 		return;
 	if (ar_wk.counters != AR_CTR_SIM)
-		ar_rpt_kv(r, 'S', "access_pass_ns", ar_wk.apass_ns);
-	ar_rpt_kv(r, 'S', "access_pass_blocks", ar_wk.apass_blocks);
-	ar_rpt_kv(r, 'S', "access_pass_bytes", ar_wk.apass_bytes);
-	ar_rpt_kv(r, 'S', "access_pass_lines", ar_wk.apass_lines);
+		ar_wproto_kv(r, 'S', "access_pass_ns", ar_wk.apass_ns);
+	ar_wproto_kv(r, 'S', "access_pass_blocks", ar_wk.apass_blocks);
+	ar_wproto_kv(r, 'S', "access_pass_bytes", ar_wk.apass_bytes);
+	ar_wproto_kv(r, 'S', "access_pass_lines", ar_wk.apass_lines);
 	if (ar_wk.counters == AR_CTR_PERF && ar_probe_perf_count() <= MAX_CTR)
 		ar_probe_perf_report_delta(r, "access_pass_", perf_begin, perf_end);
 }

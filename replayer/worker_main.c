@@ -1,7 +1,7 @@
 /*
  * worker_main.c — allocreplay-worker: replays one compiled workload under
  * whatever allocator LD_PRELOAD put in front of glibc, and reports over a
- * pipe (report.h). The parent (runner.c) starts one per allocator x
+ * pipe (worker_proto.h). The parent (runner.c) starts one per allocator x
  * repetition:
  *
  *   allocreplay-worker --workload FILE --allocator NAME --library PATH
@@ -43,7 +43,7 @@
  * Test hook (tests/e2e/replay_failures.sh, documented in docs/RESULTS.md):
  * ALLOCRR_WORKER_TEST_HANG=1 makes the worker sleep forever after start-up
  * checks, so the parent's --timeout can be exercised. Nothing else reads
- * the environment except ALLOCRR_TIMER (clock.h).
+ * the environment except ALLOCRR_TIMER (worker_clock.h).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,11 +59,11 @@
 #include <valgrind/callgrind.h>
 
 #include "ar_alloc.h"
-#include "report.h"
 #include "worker.h"
+#include "worker_proto.h"
 
 ar_worker_t ar_wk;
-static ar_rpt_t rpt;
+static ar_wproto_t proto; /* the report to the parent (worker_proto.h) */
 
 static void usage(void)
 {
@@ -78,12 +78,12 @@ static void usage(void)
 /* Report a failed run and exit: the parent records status and reason. */
 static void die(const char *status, const char *reason)
 {
-	ar_rpt_str(&rpt, "E ");
-	ar_rpt_str(&rpt, status);
-	ar_rpt_str(&rpt, " ");
-	ar_rpt_text(&rpt, reason);
-	ar_rpt_str(&rpt, "\nZ\n");
-	ar_rpt_flush(&rpt);
+	ar_wproto_str(&proto, "E ");
+	ar_wproto_str(&proto, status);
+	ar_wproto_str(&proto, " ");
+	ar_wproto_text(&proto, reason);
+	ar_wproto_str(&proto, "\nZ\n");
+	ar_wproto_flush(&proto);
 	exit(0);
 }
 
@@ -195,62 +195,67 @@ static uint64_t tv_ns(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
 }
 
-static void report_hist(int kind, const ar_hist_t *h)
-{
-	if (!h->count)
-		return;
-	ar_rpt_str(&rpt, "H ");
-	ar_rpt_str(&rpt, ar_wl_kind_name((unsigned)kind));
-	ar_rpt_sp_u64(&rpt, h->count);
-	ar_rpt_sp_u64(&rpt, h->sum);
-	ar_rpt_sp_u64(&rpt, h->min);
-	ar_rpt_sp_u64(&rpt, h->max);
-	ar_rpt_str(&rpt, "\n");
-	for (unsigned b = 0; b < AR_HIST_BUCKETS; b++) {
-		if (!h->b[b])
-			continue;
-		ar_rpt_str(&rpt, "B ");
-		ar_rpt_str(&rpt, ar_wl_kind_name((unsigned)kind));
-		ar_rpt_sp_u64(&rpt, b);
-		ar_rpt_sp_u64(&rpt, h->b[b]);
-		ar_rpt_str(&rpt, "\n");
-	}
-}
+/* The command line (see the top of this file); the modes go straight into
+ * ar_wk, the rest is kept here for start-up. */
+typedef struct options {
+	const char *workload, *allocator, *library;
+	const char *apass; /* "on" or "off" */
+	int fd, progress_fd;
+	uint64_t dep_timeout_ms;
+} options_t;
 
-int main(int argc, char **argv)
+/* What the replay window cost: baselines taken just before it and the
+ * figures read just after it. */
+typedef struct measures {
+	struct rusage ru0, ru1;
+	uint64_t base_allocs, base_frees, end_allocs, end_frees; /* have_ours */
+	int have_ours;  /* our allocators count their own calls */
+	int exact_peak; /* the kernel's high-water mark could be reset */
+	uint64_t base_anon, base_rss, end_rss, peak;
+	uint64_t wall_ns;
+} measures_t;
+
+/* The thread totals the report gives as scalars. */
+typedef struct totals {
+	ar_wthread_t sum;
+	uint64_t checksum;
+	const char *thread_error; /* the first thread's error, or NULL */
+} totals_t;
+
+/* Parse argv into o and the replay modes into ar_wk; usage() (exit 64) on
+ * anything unknown, before a byte is reported. */
+static void parse_options(int argc, char **argv, options_t *o)
 {
-	const char *workload = NULL, *allocator = NULL, *library = NULL, *touch = "pages";
-	const char *timing = "calls", *counters = "perf", *apass = "off";
-	int fd = 1, progress_fd = -1;
-	uint64_t dep_timeout_ms = 30000;
+	const char *touch = "pages", *timing = "calls", *counters = "perf";
+	*o = (options_t){ .apass = "off", .fd = 1, .progress_fd = -1, .dep_timeout_ms = 30000 };
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();
-		const char *o = argv[i], *v = argv[++i];
-		if (!strcmp(o, "--workload"))
-			workload = v;
-		else if (!strcmp(o, "--allocator"))
-			allocator = v;
-		else if (!strcmp(o, "--library"))
-			library = v;
-		else if (!strcmp(o, "--touch"))
+		const char *opt = argv[i], *v = argv[++i];
+		if (!strcmp(opt, "--workload"))
+			o->workload = v;
+		else if (!strcmp(opt, "--allocator"))
+			o->allocator = v;
+		else if (!strcmp(opt, "--library"))
+			o->library = v;
+		else if (!strcmp(opt, "--touch"))
 			touch = v;
-		else if (!strcmp(o, "--fd"))
-			fd = atoi(v);
-		else if (!strcmp(o, "--timing"))
+		else if (!strcmp(opt, "--fd"))
+			o->fd = atoi(v);
+		else if (!strcmp(opt, "--timing"))
 			timing = v;
-		else if (!strcmp(o, "--counters"))
+		else if (!strcmp(opt, "--counters"))
 			counters = v;
-		else if (!strcmp(o, "--access-pass"))
-			apass = v;
-		else if (!strcmp(o, "--progress-fd"))
-			progress_fd = atoi(v);
-		else if (!strcmp(o, "--dep-timeout-ms"))
-			dep_timeout_ms = strtoull(v, NULL, 10);
+		else if (!strcmp(opt, "--access-pass"))
+			o->apass = v;
+		else if (!strcmp(opt, "--progress-fd"))
+			o->progress_fd = atoi(v);
+		else if (!strcmp(opt, "--dep-timeout-ms"))
+			o->dep_timeout_ms = strtoull(v, NULL, 10);
 		else
 			usage();
 	}
-	if (!workload || !allocator || !library)
+	if (!o->workload || !o->allocator || !o->library)
 		usage();
 	static const char *const touches[] = { "none", "first", "pages", "all" };
 	ar_wk.touch = -1;
@@ -272,25 +277,35 @@ int main(int argc, char **argv)
 		usage();
 	if (ar_wk.counters == AR_CTR_SIM)
 		ar_wk.timing = 0;
-	if (strcmp(apass, "on") != 0 && strcmp(apass, "off") != 0)
+	if (strcmp(o->apass, "on") != 0 && strcmp(o->apass, "off") != 0)
 		usage();
-	memset(&rpt, 0, sizeof rpt); /* touch the report buffer now: baseline */
-	ar_rpt_init(&rpt, fd);
-	ar_rpt_str(&rpt, "A allocrr-worker 1\n");
+}
 
-	/* ---- 1. start-up ---- */
+/* Start the report on fd: its buffer is touched now, so it is part of the
+ * baseline. */
+static void open_report(int fd)
+{
+	memset(&proto, 0, sizeof proto);
+	ar_wproto_init(&proto, fd);
+	ar_wproto_str(&proto, "A allocrr-worker 1\n");
+}
+
+/* Phase 1: prove that the library named on the command line serves malloc
+ * (the V line) and refuse to run otherwise (wrong_allocator). */
+static void prove_allocator(const options_t *o)
+{
 	ar_allocator_t a;
 	memset(&a, 0, sizeof a);
-	a.name = allocator;
+	a.name = o->allocator;
 	a.installed = 1;
-	snprintf(a.library, sizeof a.library, "%s", library);
+	snprintf(a.library, sizeof a.library, "%s", o->library);
 	char served[PATH_MAX] = "";
 	int vrc = ar_registry_verify(&a, served, sizeof served);
-	ar_rpt_str(&rpt, "V ");
-	ar_rpt_u64(&rpt, vrc < 0 ? 99 : (uint64_t)vrc);
-	ar_rpt_str(&rpt, " ");
-	ar_rpt_text(&rpt, served[0] ? served : "?");
-	ar_rpt_str(&rpt, "\n");
+	ar_wproto_str(&proto, "V ");
+	ar_wproto_u64(&proto, vrc < 0 ? 99 : (uint64_t)vrc);
+	ar_wproto_str(&proto, " ");
+	ar_wproto_text(&proto, served[0] ? served : "?");
+	ar_wproto_str(&proto, "\n");
 	if (vrc != 0) {
 		char msg[2 * PATH_MAX + 200];
 		if (vrc < 0)
@@ -300,31 +315,51 @@ int main(int argc, char **argv)
 			snprintf(msg, sizeof msg,
 				 "malloc is served by %s, not by %s: LD_PRELOAD did not take effect, "
 				 "refusing to report another allocator's numbers as %s's",
-				 served, library, allocator);
+				 served, o->library, o->allocator);
 		die("wrong_allocator", msg);
 	}
+}
+
+/* Phase 1: map the workload and check that the allocator can replay it
+ * (check_symbols); then the test hook ALLOCRR_WORKER_TEST_HANG. */
+static void open_workload(const options_t *o)
+{
 	char err[512];
-	if (ar_wl_open(&ar_wk.wl, workload, err, sizeof err) != 0)
+	if (ar_wl_open(&ar_wk.wl, o->workload, err, sizeof err) != 0)
 		die("error", err);
-	check_symbols(allocator);
+	check_symbols(o->allocator);
 	if (getenv("ALLOCRR_WORKER_TEST_HANG"))
 		for (;;)
 			pause();
+}
+
+/* Phase 1: everything the replay needs besides its threads — the statm fd,
+ * the calibrated clock, the harness memory, the progress page, the
+ * allocator's statistics and the hardware counters. */
+static void set_up_harness(const options_t *o)
+{
 	ar_wk.page = (uint64_t)sysconf(_SC_PAGESIZE);
-	ar_wk.dep_timeout_ns = dep_timeout_ms * 1000000ull;
+	ar_wk.dep_timeout_ns = o->dep_timeout_ms * 1000000ull;
 	ar_wk.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	if (ar_wk.statm_fd < 0)
 		die("error", "cannot open /proc/self/statm");
 	ar_clock_init(&ar_wk.clock, 20);
 	/* The pass walks blocks that only one thread can free meanwhile. */
 	static uint64_t wanted;
-	if (!strcmp(apass, "on") && ar_wk.wl.hdr->nthreads == 1)
+	if (!strcmp(o->apass, "on") && ar_wk.wl.hdr->nthreads == 1)
 		ar_wk.slot_size = &wanted;
 	setup_memory();
-	map_progress(progress_fd);
-	ar_probe_stats_init(allocator);
+	map_progress(o->progress_fd);
+	ar_probe_stats_init(o->allocator);
 	if (ar_wk.counters == AR_CTR_PERF)
 		ar_probe_perf_open();
+}
+
+/* Phase 1: create replay threads 1..n-1, parked on the start barrier
+ * (thread 0 is this one), then read every used page of the workload so its
+ * file pages are in the baseline and the peak is the heap's alone. */
+static void start_threads(void)
+{
 	uint32_t n = ar_wk.wl.hdr->nthreads;
 	pthread_barrier_init(&ar_wk.start, NULL, n);
 	pthread_barrier_init(&ar_wk.done, NULL, n);
@@ -340,24 +375,31 @@ int main(int argc, char **argv)
 			snprintf(msg, sizeof msg, "pthread_create failed for replay thread %u of %u", i, n);
 			die("error", msg);
 		}
-	/* Read every used page of the workload now, so its file pages are in
-	 * the baseline and the peak below is the heap's alone. */
 	volatile const char *wlb = (const char *)ar_wk.wl.map;
 	for (uint32_t i = 0; i < n; i++) {
 		const ar_wl_thread_t *t = &ar_wk.wl.threads[i];
 		for (uint64_t o = 0; o < t->nops * sizeof(ar_wl_op_t); o += ar_wk.page)
 			(void)wlb[t->offset + o];
 	}
-	uint64_t base_allocs = 0, base_frees = 0, end_allocs = 0, end_frees = 0;
-	struct rusage ru0, ru1;
-	uint64_t base_anon = ar_probe_anon_rss(), base_rss = 0, hwm = 0, end_rss = 0;
+}
+
+/* Phase 1, last: the baselines (RSS, rusage, our allocators' counters). */
+static void take_baselines(measures_t *m)
+{
+	uint64_t hwm = 0;
+	*m = (measures_t){ 0 };
+	m->base_anon = ar_probe_anon_rss();
 	/* Peak RSS: the kernel's exact high-water mark, reset here; without
 	 * clear_refs, the highest RSS sample (a lower bound). */
-	int exact_peak = ar_probe_reset_hwm() == 0 && ar_probe_rss(&base_rss, &hwm) == 0;
-	int have_ours = ar_probe_ours_counts(&base_allocs, &base_frees);
-	getrusage(RUSAGE_SELF, &ru0);
+	m->exact_peak = ar_probe_reset_hwm() == 0 && ar_probe_rss(&m->base_rss, &hwm) == 0;
+	m->have_ours = ar_probe_ours_counts(&m->base_allocs, &m->base_frees);
+	getrusage(RUSAGE_SELF, &m->ru0);
+}
 
-	/* ---- 2. replay ---- */
+/* Phase 2: the replay window — barrier, this thread's stream, barrier —
+ * with the counters (perf or callgrind) on around it. */
+static void replay_window(measures_t *m)
+{
 	ar_wk.t0_ns = ar_clock_mono_ns();
 	if (ar_wk.counters == AR_CTR_PERF)
 		ar_probe_perf_enable(1);
@@ -368,57 +410,102 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&ar_wk.done);
 	if (ar_wk.counters == AR_CTR_SIM)
 		CALLGRIND_STOP_INSTRUMENTATION;
-	uint64_t wall = ar_clock_mono_ns() - ar_wk.t0_ns;
+	m->wall_ns = ar_clock_mono_ns() - ar_wk.t0_ns;
 	if (ar_wk.counters == AR_CTR_PERF)
 		ar_probe_perf_enable(0);
+}
 
-	/* ---- 3. report ---- */
-	getrusage(RUSAGE_SELF, &ru1);
-	if (have_ours)
-		ar_probe_ours_counts(&end_allocs, &end_frees);
-	uint64_t final_anon = ar_probe_anon_rss(), peak = final_anon;
-	if (exact_peak && ar_probe_rss(&end_rss, &hwm) == 0) {
-		peak = hwm;
+/* Phase 3, first: rusage, our allocators' counters and the peak RSS (the
+ * high-water mark, or else the highest sample against the anon baseline). */
+static void take_final_figures(measures_t *m)
+{
+	uint64_t hwm = 0;
+	getrusage(RUSAGE_SELF, &m->ru1);
+	if (m->have_ours)
+		ar_probe_ours_counts(&m->end_allocs, &m->end_frees);
+	uint64_t final_anon = ar_probe_anon_rss();
+	m->peak = final_anon;
+	if (m->exact_peak && ar_probe_rss(&m->end_rss, &hwm) == 0) {
+		m->peak = hwm;
 	} else {
-		exact_peak = 0;
-		base_rss = base_anon;
-		end_rss = final_anon;
+		m->exact_peak = 0;
+		m->base_rss = m->base_anon;
+		m->end_rss = final_anon;
 		for (uint32_t i = 0; i < ar_wk.wl.hdr->nsamples; i++)
-			if (ar_wk.samples[i].anon_bytes > peak)
-				peak = ar_wk.samples[i].anon_bytes;
+			if (ar_wk.samples[i].anon_bytes > m->peak)
+				m->peak = ar_wk.samples[i].anon_bytes;
 	}
-	ar_probe_stats_report(&rpt);
+}
+
+/* Phase 3: the allocator's own statistics (T lines) while the replay
+ * threads are still parked, then release and join them, then the hardware
+ * counters (C lines) and the access pass. */
+static void report_probes_and_join(void)
+{
+	uint32_t n = ar_wk.wl.hdr->nthreads;
+	ar_probe_stats_report(&proto);
 	pthread_barrier_wait(&ar_wk.leave);
 	for (uint32_t i = 1; i < n; i++)
 		pthread_join(ar_wk.th[i].tid, NULL);
 	if (ar_wk.counters == AR_CTR_PERF)
-		ar_probe_perf_report(&rpt);
-	ar_access_report(&rpt);
+		ar_probe_perf_report(&proto);
+	ar_access_report(&proto);
+}
 
-	ar_wthread_t sum;
-	memset(&sum, 0, sizeof sum);
-	uint64_t checksum = 0;
-	const char *thread_error = NULL;
-	for (uint32_t i = 0; i < n; i++) {
-		ar_wthread_t *t = &ar_wk.th[i];
-		sum.calls += t->calls;
-		sum.failed_allocs += t->failed_allocs;
-		sum.unexpected_failed_allocs += t->unexpected_failed_allocs;
-		sum.skipped_ops += t->skipped_ops;
-		sum.leaked_blocks += t->leaked_blocks;
-		sum.allocs_expected += t->allocs_expected;
-		sum.frees_expected += t->frees_expected;
-		sum.dep_waits += t->dep_waits;
-		sum.dep_blocked += t->dep_blocked;
-		sum.sync_waits += t->sync_waits;
-		sum.timed_ticks += t->timed_ticks;
-		sum.sampling_ns += t->sampling_ns;
-		checksum = checksum * 31 + t->checksum;
-		if (t->error && !thread_error)
-			thread_error = t->errmsg;
+/* The replay threads' counters summed, their checksums chained in thread
+ * order, and the first thread's error. */
+static void sum_threads(totals_t *t)
+{
+	memset(t, 0, sizeof *t);
+	for (uint32_t i = 0; i < ar_wk.wl.hdr->nthreads; i++) {
+		const ar_wthread_t *w = &ar_wk.th[i];
+		t->sum.calls += w->calls;
+		t->sum.failed_allocs += w->failed_allocs;
+		t->sum.unexpected_failed_allocs += w->unexpected_failed_allocs;
+		t->sum.skipped_ops += w->skipped_ops;
+		t->sum.leaked_blocks += w->leaked_blocks;
+		t->sum.allocs_expected += w->allocs_expected;
+		t->sum.frees_expected += w->frees_expected;
+		t->sum.dep_waits += w->dep_waits;
+		t->sum.dep_blocked += w->dep_blocked;
+		t->sum.sync_waits += w->sync_waits;
+		t->sum.timed_ticks += w->timed_ticks;
+		t->sum.sampling_ns += w->sampling_ns;
+		t->checksum = t->checksum * 31 + w->checksum;
+		if (w->error && !t->thread_error)
+			t->thread_error = w->errmsg;
 	}
-	/* Merge per-kind histograms into thread 0's storage order: the first
-	 * thread that has a kind accumulates the others'. */
+}
+
+/* One kind's latency histogram: its H line and a B line per non-empty
+ * bucket. */
+static void report_hist(int kind, const ar_hist_t *h)
+{
+	if (!h->count)
+		return;
+	ar_wproto_str(&proto, "H ");
+	ar_wproto_str(&proto, ar_wl_kind_name((unsigned)kind));
+	ar_wproto_sp_u64(&proto, h->count);
+	ar_wproto_sp_u64(&proto, h->sum);
+	ar_wproto_sp_u64(&proto, h->min);
+	ar_wproto_sp_u64(&proto, h->max);
+	ar_wproto_str(&proto, "\n");
+	for (unsigned b = 0; b < AR_HIST_BUCKETS; b++) {
+		if (!h->b[b])
+			continue;
+		ar_wproto_str(&proto, "B ");
+		ar_wproto_str(&proto, ar_wl_kind_name((unsigned)kind));
+		ar_wproto_sp_u64(&proto, b);
+		ar_wproto_sp_u64(&proto, h->b[b]);
+		ar_wproto_str(&proto, "\n");
+	}
+}
+
+/* Per-kind histograms merged into thread 0's storage order (the first
+ * thread that has a kind accumulates the others') and reported. */
+static void report_histograms(void)
+{
+	uint32_t n = ar_wk.wl.hdr->nthreads;
 	for (int k = 0; k < AR_WL_NCALLS; k++) {
 		ar_hist_t *acc = NULL;
 		for (uint32_t i = 0; i < n; i++) {
@@ -433,61 +520,104 @@ int main(int argc, char **argv)
 		if (acc)
 			report_hist(k, acc);
 	}
+}
+
+/* The RSS samples (R lines) the replay threads took at the markers. */
+static void report_samples(void)
+{
 	for (uint32_t i = 0; i < ar_wk.wl.hdr->nsamples; i++) {
 		const ar_sample_t *s = &ar_wk.samples[i];
 		if (!s->anon_bytes && !s->elapsed_ns)
 			continue; /* its thread stopped early */
-		ar_rpt_str(&rpt, "R");
-		ar_rpt_sp_u64(&rpt, i);
-		ar_rpt_sp_u64(&rpt, s->event);
-		ar_rpt_sp_u64(&rpt, s->elapsed_ns);
-		ar_rpt_sp_u64(&rpt, s->anon_bytes);
-		ar_rpt_sp_u64(&rpt, s->live_bytes);
-		ar_rpt_str(&rpt, "\n");
+		ar_wproto_str(&proto, "R");
+		ar_wproto_sp_u64(&proto, i);
+		ar_wproto_sp_u64(&proto, s->event);
+		ar_wproto_sp_u64(&proto, s->elapsed_ns);
+		ar_wproto_sp_u64(&proto, s->anon_bytes);
+		ar_wproto_sp_u64(&proto, s->live_bytes);
+		ar_wproto_str(&proto, "\n");
 	}
-	ar_rpt_kv(&rpt, 'S', "threads", n);
-	ar_rpt_kv(&rpt, 'S', "calls", sum.calls);
-	ar_rpt_kv(&rpt, 'S', "wall_ns", wall);
-	ar_rpt_kv(&rpt, 'S', "cpu_user_ns", tv_ns(ru1.ru_utime) - tv_ns(ru0.ru_utime));
-	ar_rpt_kv(&rpt, 'S', "cpu_sys_ns", tv_ns(ru1.ru_stime) - tv_ns(ru0.ru_stime));
+}
+
+/* The scalar metrics (S lines; names: runner.c, docs/RESULTS.md). */
+static void report_scalars(const measures_t *m, const totals_t *t)
+{
+	const ar_wthread_t *sum = &t->sum;
+	const struct rusage *ru0 = &m->ru0, *ru1 = &m->ru1;
+	ar_wproto_kv(&proto, 'S', "threads", ar_wk.wl.hdr->nthreads);
+	ar_wproto_kv(&proto, 'S', "calls", sum->calls);
+	ar_wproto_kv(&proto, 'S', "wall_ns", m->wall_ns);
+	ar_wproto_kv(&proto, 'S', "cpu_user_ns", tv_ns(ru1->ru_utime) - tv_ns(ru0->ru_utime));
+	ar_wproto_kv(&proto, 'S', "cpu_sys_ns", tv_ns(ru1->ru_stime) - tv_ns(ru0->ru_stime));
 	if (ar_wk.timing) /* not measured: absent, so NULL in the database */
-		ar_rpt_kv(&rpt, 'S', "timed_ns",
-			  (uint64_t)((double)sum.timed_ticks / ar_wk.clock.ticks_per_ns));
-	ar_rpt_kv(&rpt, 'S', "sampling_ns", sum.sampling_ns);
-	ar_rpt_kv(&rpt, 'S', "timer_tsc", (uint64_t)ar_wk.clock.tsc);
-	ar_rpt_kv(&rpt, 'S', "ticks_per_ms", (uint64_t)(ar_wk.clock.ticks_per_ns * 1e6 + 0.5));
-	ar_rpt_kv(&rpt, 'S', "timer_overhead_ticks", ar_wk.clock.overhead_ticks);
-	ar_rpt_kv(&rpt, 'S', "timer_overhead_median_ticks", ar_wk.clock.overhead_median_ticks);
-	ar_rpt_kv(&rpt, 'S', "baseline_rss_bytes", base_rss);
-	ar_rpt_kv(&rpt, 'S', "peak_rss_bytes", peak);
-	ar_rpt_kv(&rpt, 'S', "final_rss_bytes", end_rss);
-	ar_rpt_kv(&rpt, 'S', "peak_rss_exact", (uint64_t)exact_peak);
-	ar_rpt_kv(&rpt, 'S', "baseline_anon_bytes", base_anon);
-	ar_rpt_kv(&rpt, 'S', "maxrss_bytes", (uint64_t)ru1.ru_maxrss * 1024);
-	ar_rpt_kv(&rpt, 'S', "minor_faults", (uint64_t)(ru1.ru_minflt - ru0.ru_minflt));
-	ar_rpt_kv(&rpt, 'S', "major_faults", (uint64_t)(ru1.ru_majflt - ru0.ru_majflt));
-	ar_rpt_kv(&rpt, 'S', "voluntary_ctx_switches", (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw));
-	ar_rpt_kv(&rpt, 'S', "involuntary_ctx_switches", (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw));
-	ar_rpt_kv(&rpt, 'S', "failed_allocs", sum.failed_allocs);
-	ar_rpt_kv(&rpt, 'S', "unexpected_failed_allocs", sum.unexpected_failed_allocs);
-	ar_rpt_kv(&rpt, 'S', "skipped_ops", sum.skipped_ops);
-	ar_rpt_kv(&rpt, 'S', "leaked_blocks", sum.leaked_blocks);
-	ar_rpt_kv(&rpt, 'S', "dep_waits", sum.dep_waits);
-	ar_rpt_kv(&rpt, 'S', "dep_blocked", sum.dep_blocked);
-	ar_rpt_kv(&rpt, 'S', "sync_waits", sum.sync_waits);
-	ar_rpt_kv(&rpt, 'S', "op_checksum", checksum);
-	ar_rpt_kv(&rpt, 'S', "allocs_expected", sum.allocs_expected);
-	ar_rpt_kv(&rpt, 'S', "frees_expected", sum.frees_expected);
-	if (have_ours) {
-		ar_rpt_kv(&rpt, 'S', "allocator_allocs_delta", end_allocs - base_allocs);
-		ar_rpt_kv(&rpt, 'S', "allocator_frees_delta", end_frees - base_frees);
+		ar_wproto_kv(&proto, 'S', "timed_ns",
+			     (uint64_t)((double)sum->timed_ticks / ar_wk.clock.ticks_per_ns));
+	ar_wproto_kv(&proto, 'S', "sampling_ns", sum->sampling_ns);
+	ar_wproto_kv(&proto, 'S', "timer_tsc", (uint64_t)ar_wk.clock.tsc);
+	ar_wproto_kv(&proto, 'S', "ticks_per_ms", (uint64_t)(ar_wk.clock.ticks_per_ns * 1e6 + 0.5));
+	ar_wproto_kv(&proto, 'S', "timer_overhead_ticks", ar_wk.clock.overhead_ticks);
+	ar_wproto_kv(&proto, 'S', "timer_overhead_median_ticks", ar_wk.clock.overhead_median_ticks);
+	ar_wproto_kv(&proto, 'S', "baseline_rss_bytes", m->base_rss);
+	ar_wproto_kv(&proto, 'S', "peak_rss_bytes", m->peak);
+	ar_wproto_kv(&proto, 'S', "final_rss_bytes", m->end_rss);
+	ar_wproto_kv(&proto, 'S', "peak_rss_exact", (uint64_t)m->exact_peak);
+	ar_wproto_kv(&proto, 'S', "baseline_anon_bytes", m->base_anon);
+	ar_wproto_kv(&proto, 'S', "maxrss_bytes", (uint64_t)ru1->ru_maxrss * 1024);
+	ar_wproto_kv(&proto, 'S', "minor_faults", (uint64_t)(ru1->ru_minflt - ru0->ru_minflt));
+	ar_wproto_kv(&proto, 'S', "major_faults", (uint64_t)(ru1->ru_majflt - ru0->ru_majflt));
+	ar_wproto_kv(&proto, 'S', "voluntary_ctx_switches", (uint64_t)(ru1->ru_nvcsw - ru0->ru_nvcsw));
+	ar_wproto_kv(&proto, 'S', "involuntary_ctx_switches", (uint64_t)(ru1->ru_nivcsw - ru0->ru_nivcsw));
+	ar_wproto_kv(&proto, 'S', "failed_allocs", sum->failed_allocs);
+	ar_wproto_kv(&proto, 'S', "unexpected_failed_allocs", sum->unexpected_failed_allocs);
+	ar_wproto_kv(&proto, 'S', "skipped_ops", sum->skipped_ops);
+	ar_wproto_kv(&proto, 'S', "leaked_blocks", sum->leaked_blocks);
+	ar_wproto_kv(&proto, 'S', "dep_waits", sum->dep_waits);
+	ar_wproto_kv(&proto, 'S', "dep_blocked", sum->dep_blocked);
+	ar_wproto_kv(&proto, 'S', "sync_waits", sum->sync_waits);
+	ar_wproto_kv(&proto, 'S', "op_checksum", t->checksum);
+	ar_wproto_kv(&proto, 'S', "allocs_expected", sum->allocs_expected);
+	ar_wproto_kv(&proto, 'S', "frees_expected", sum->frees_expected);
+	if (m->have_ours) {
+		ar_wproto_kv(&proto, 'S', "allocator_allocs_delta", m->end_allocs - m->base_allocs);
+		ar_wproto_kv(&proto, 'S', "allocator_frees_delta", m->end_frees - m->base_frees);
 	}
-	if (thread_error) {
-		ar_rpt_str(&rpt, "E error ");
-		ar_rpt_text(&rpt, thread_error);
-		ar_rpt_str(&rpt, "\n");
+}
+
+/* A replay thread's error (E line), then the end of the report (Z). */
+static void close_report(const totals_t *t)
+{
+	if (t->thread_error) {
+		ar_wproto_str(&proto, "E error ");
+		ar_wproto_text(&proto, t->thread_error);
+		ar_wproto_str(&proto, "\n");
 	}
-	ar_rpt_str(&rpt, "Z\n");
-	ar_rpt_flush(&rpt);
+	ar_wproto_str(&proto, "Z\n");
+	ar_wproto_flush(&proto);
+}
+
+/* parse → set up (phase 1) → replay (phase 2) → report (phase 3). */
+int main(int argc, char **argv)
+{
+	options_t o;
+	measures_t m;
+	totals_t t;
+	parse_options(argc, argv, &o);
+	open_report(o.fd);
+
+	prove_allocator(&o);
+	open_workload(&o);
+	set_up_harness(&o);
+	start_threads();
+	take_baselines(&m);
+
+	replay_window(&m);
+
+	take_final_figures(&m);
+	report_probes_and_join();
+	sum_threads(&t);
+	report_histograms();
+	report_samples();
+	report_scalars(&m, &t);
+	close_report(&t);
 	return 0;
 }

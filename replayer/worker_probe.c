@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "ar_alloc.h"
-#include "report.h"
 #include "worker.h"
+#include "worker_proto.h"
 
 /* ---- resident set: exact peak through the kernel's high-water mark ---- */
 /* Value in bytes of a "Name:   N kB" line of /proc/self/status, or 0. */
@@ -139,28 +139,28 @@ void ar_probe_perf_enable(int on)
 			ioctl(ctr[i].fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 }
 
-void ar_probe_perf_report(ar_rpt_t *r)
+void ar_probe_perf_report(ar_wproto_t *r)
 {
 	for (size_t i = 0; i < NCTR; i++) {
 		uint64_t v[3] = { 0, 0, 0 }; /* value, time enabled, time running */
-		ar_rpt_str(r, "C ");
-		ar_rpt_str(r, ctr[i].name);
+		ar_wproto_str(r, "C ");
+		ar_wproto_str(r, ctr[i].name);
 		if (ctr[i].fd < 0) {
-			ar_rpt_str(r, " - ");
-			ar_rpt_text(r, ctr[i].why);
-			ar_rpt_str(r, "\n");
+			ar_wproto_str(r, " - ");
+			ar_wproto_text(r, ctr[i].why);
+			ar_wproto_str(r, "\n");
 		} else if (read(ctr[i].fd, v, sizeof v) != (ssize_t)sizeof v) {
-			ar_rpt_str(r, " - read of the counter failed\n");
+			ar_wproto_str(r, " - read of the counter failed\n");
 		} else if (v[2] == 0) {
-			ar_rpt_str(r, " - the counter never ran (no free hardware counter)\n");
+			ar_wproto_str(r, " - the counter never ran (no free hardware counter)\n");
 		} else if (v[2] < v[1]) { /* multiplexed: scale to the enabled time */
-			ar_rpt_sp_u64(r, (uint64_t)((double)v[0] * (double)v[1] / (double)v[2]));
-			ar_rpt_str(r, " scaled: counted ");
-			ar_rpt_u64(r, v[2] * 100 / v[1]);
-			ar_rpt_str(r, "% of the time (multiplexed)\n");
+			ar_wproto_sp_u64(r, (uint64_t)((double)v[0] * (double)v[1] / (double)v[2]));
+			ar_wproto_str(r, " scaled: counted ");
+			ar_wproto_u64(r, v[2] * 100 / v[1]);
+			ar_wproto_str(r, "% of the time (multiplexed)\n");
 		} else {
-			ar_rpt_sp_u64(r, v[0]);
-			ar_rpt_str(r, " counted all the time\n");
+			ar_wproto_sp_u64(r, v[0]);
+			ar_wproto_str(r, " counted all the time\n");
 		}
 	}
 }
@@ -180,22 +180,22 @@ void ar_probe_perf_read(uint64_t *v)
 	}
 }
 
-void ar_probe_perf_report_delta(ar_rpt_t *r, const char *prefix, const uint64_t *begin,
+void ar_probe_perf_report_delta(ar_wproto_t *r, const char *prefix, const uint64_t *begin,
 				const uint64_t *end)
 {
 	for (size_t i = 0; i < NCTR; i++) {
-		ar_rpt_str(r, "C ");
-		ar_rpt_str(r, prefix);
-		ar_rpt_str(r, ctr[i].name);
+		ar_wproto_str(r, "C ");
+		ar_wproto_str(r, prefix);
+		ar_wproto_str(r, ctr[i].name);
 		if (ctr[i].fd < 0) {
-			ar_rpt_str(r, " - ");
-			ar_rpt_text(r, ctr[i].why);
-			ar_rpt_str(r, "\n");
+			ar_wproto_str(r, " - ");
+			ar_wproto_text(r, ctr[i].why);
+			ar_wproto_str(r, "\n");
 		} else if (begin[i] == UINT64_MAX || end[i] == UINT64_MAX || end[i] < begin[i]) {
-			ar_rpt_str(r, " - read of the counter failed\n");
+			ar_wproto_str(r, " - read of the counter failed\n");
 		} else {
-			ar_rpt_sp_u64(r, end[i] - begin[i]);
-			ar_rpt_str(r, " raw count over the pass (not scaled for multiplexing)\n");
+			ar_wproto_sp_u64(r, end[i] - begin[i]);
+			ar_wproto_str(r, " raw count over the pass (not scaled for multiplexing)\n");
 		}
 	}
 }
@@ -231,32 +231,32 @@ int ar_probe_ours_counts(uint64_t *allocs, uint64_t *frees)
 	return 1;
 }
 
-void ar_probe_stats_report(ar_rpt_t *r)
+void ar_probe_stats_report(ar_wproto_t *r)
 {
 	if (ours) {
 		static ar_alloc_stats_t s;
 		if (ours(&s) == 0 && s.version == AR_ALLOC_STATS_VERSION) {
-			ar_rpt_kv(r, 'T', "bytes_in_use", s.bytes_in_use);
-			ar_rpt_kv(r, 'T', "blocks_in_use", s.blocks_in_use);
-			ar_rpt_kv(r, 'T', "allocs_total", s.allocs_total);
-			ar_rpt_kv(r, 'T', "frees_total", s.frees_total);
-			ar_rpt_kv(r, 'T', "bytes_mapped", s.bytes_mapped);
-			ar_rpt_kv(r, 'T', "bytes_mapped_peak", s.bytes_mapped_peak);
-			ar_rpt_kv(r, 'T', "bytes_metadata", s.bytes_metadata);
-			ar_rpt_kv(r, 'T', "bytes_cached", s.bytes_cached);
-			ar_rpt_kv(r, 'T', "large_bytes_in_use", s.large_bytes_in_use);
-			ar_rpt_kv(r, 'T', "mmap_calls", s.mmap_calls);
-			ar_rpt_kv(r, 'T', "munmap_calls", s.munmap_calls);
-			ar_rpt_kv(r, 'T', "mremap_calls", s.mremap_calls);
+			ar_wproto_kv(r, 'T', "bytes_in_use", s.bytes_in_use);
+			ar_wproto_kv(r, 'T', "blocks_in_use", s.blocks_in_use);
+			ar_wproto_kv(r, 'T', "allocs_total", s.allocs_total);
+			ar_wproto_kv(r, 'T', "frees_total", s.frees_total);
+			ar_wproto_kv(r, 'T', "bytes_mapped", s.bytes_mapped);
+			ar_wproto_kv(r, 'T', "bytes_mapped_peak", s.bytes_mapped_peak);
+			ar_wproto_kv(r, 'T', "bytes_metadata", s.bytes_metadata);
+			ar_wproto_kv(r, 'T', "bytes_cached", s.bytes_cached);
+			ar_wproto_kv(r, 'T', "large_bytes_in_use", s.large_bytes_in_use);
+			ar_wproto_kv(r, 'T', "mmap_calls", s.mmap_calls);
+			ar_wproto_kv(r, 'T', "munmap_calls", s.munmap_calls);
+			ar_wproto_kv(r, 'T', "mremap_calls", s.mremap_calls);
 		}
 	}
 	if (is_glibc) {
 		struct mallinfo2 mi = mallinfo2();
-		ar_rpt_kv(r, 'T', "arena_bytes", mi.arena);
-		ar_rpt_kv(r, 'T', "mmap_bytes", mi.hblkhd);
-		ar_rpt_kv(r, 'T', "in_use_bytes", mi.uordblks);
-		ar_rpt_kv(r, 'T', "free_bytes", mi.fordblks);
-		ar_rpt_kv(r, 'T', "top_releasable_bytes", mi.keepcost);
+		ar_wproto_kv(r, 'T', "arena_bytes", mi.arena);
+		ar_wproto_kv(r, 'T', "mmap_bytes", mi.hblkhd);
+		ar_wproto_kv(r, 'T', "in_use_bytes", mi.uordblks);
+		ar_wproto_kv(r, 'T', "free_bytes", mi.fordblks);
+		ar_wproto_kv(r, 'T', "top_releasable_bytes", mi.keepcost);
 	}
 	if (je_mallctl) {
 		uint64_t epoch = 1;
@@ -268,7 +268,7 @@ void ar_probe_stats_report(ar_rpt_t *r)
 			size_t v = 0;
 			sz = sizeof v;
 			if (je_mallctl(names[i], &v, &sz, NULL, 0) == 0)
-				ar_rpt_kv(r, 'T', names[i], v);
+				ar_wproto_kv(r, 'T', names[i], v);
 		}
 	}
 	if (tc_prop) {
@@ -279,15 +279,15 @@ void ar_probe_stats_report(ar_rpt_t *r)
 		for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 			size_t v = 0;
 			if (tc_prop(names[i], &v))
-				ar_rpt_kv(r, 'T', names[i], v);
+				ar_wproto_kv(r, 'T', names[i], v);
 		}
 	}
 	if (mi_info) {
 		size_t el = 0, us = 0, sy = 0, rss = 0, peak = 0, com = 0, pcom = 0, pf = 0;
 		mi_info(&el, &us, &sy, &rss, &peak, &com, &pcom, &pf);
-		ar_rpt_kv(r, 'T', "current_rss", rss);
-		ar_rpt_kv(r, 'T', "peak_rss", peak);
-		ar_rpt_kv(r, 'T', "current_commit", com);
-		ar_rpt_kv(r, 'T', "peak_commit", pcom);
+		ar_wproto_kv(r, 'T', "current_rss", rss);
+		ar_wproto_kv(r, 'T', "peak_rss", peak);
+		ar_wproto_kv(r, 'T', "current_commit", com);
+		ar_wproto_kv(r, 'T', "peak_commit", pcom);
 	}
 }

@@ -1,7 +1,7 @@
 /*
  * gen.h — scenario trace generators: each writes, through the trace-format
  * library, the heap-call sequence of one reference scenario of the allocator
- * write-ups (docs/SCENARIOS.md, ../shared/REFERENCES.md), as if a program
+ * write-ups (docs/SCENARIOS.md, with their published figures), as if a program
  * running it had been recorded.
  *
  * Invariants of every generated trace:

@@ -2,7 +2,7 @@
  * scen_batch.c — scenarios that allocate in batches:
  *   S5  bursts of 32-512 short-lived 16-256 B objects, then the whole burst
  *       released (in allocation order), then the work of the next request
- *       (REFERENCES S5: short-lived bursts, batch release);
+ *       (SCENARIOS.md S5: short-lived bursts, batch release);
  *   B   batches of 16-64 objects of 2-8 KiB, double-buffered: batch i is
  *       allocated while batch i-1 is still live, then batch i-1 is freed.
  * Invariant: a thread frees only objects of its own batches, and at the end

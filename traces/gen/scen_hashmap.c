@@ -1,5 +1,5 @@
 /*
- * scen_hashmap.c — S3, hash-map churn (REFERENCES S3: unordered_map
+ * scen_hashmap.c — S3, hash-map churn (SCENARIOS.md S3: unordered_map
  * insert/erase): a chained hash map of 8-byte keys and values, one 32 B node
  * per entry (next, hash, key, value) and a bucket array of 8 B heads that
  * doubles by realloc when the load factor passes 1. Each map grows to a

@@ -2,10 +2,10 @@
  * scen_window.c — the "random window" scenarios: each thread keeps W live
  * objects in slots; after filling them it repeatedly frees a random slot and
  * allocates a new object into it, so every object lives a random time.
- *   S1  64 B objects, window 4096, 1 thread     (REFERENCES S1)
- *   S2  the same on 8 threads, a window each      (REFERENCES S2)
- *   S4  1-10 MB buffers, window 4               (REFERENCES S4)
- *   A   16-128 B freed immediately (window 1)   (REFERENCES, 1/4/8 threads)
+ *   S1  64 B objects, window 4096, 1 thread     (SCENARIOS.md S1)
+ *   S2  the same on 8 threads, a window each    (SCENARIOS.md S2)
+ *   S4  1-10 MB buffers, window 4               (SCENARIOS.md S4)
+ *   A   16-128 B freed immediately (window 1)   (SCENARIOS.md, 1/4/8 threads)
  *   M   60 % 128 B / 20 % 4 KiB / 15 % 64 KiB / 5 % 2 MiB, window 256
  * Invariant: a slot is freed before a new object goes into it, and at the
  * end (ops budget reached) every thread frees its occupied slots in order.

@@ -3,7 +3,7 @@
  * come in pairs, the even one a producer that mallocs 64-1024 B messages and
  * queues them (a ring of 1024), the odd one a consumer that dequeues and
  * frees them. Every free is of a block another thread allocated, which is
- * what a thread-caching allocator pays for (REFERENCES: 44 -> 89 ns).
+ * what a thread-caching allocator pays for (SCENARIOS.md: 44 -> 89 ns).
  * Invariants: the consumer frees a message only after dequeuing it, so its
  * free's seq is above the producer's malloc seq (SPEC 4); a full queue makes
  * the producer wait, an empty one the consumer; at the end the producer

@@ -1,14 +1,14 @@
 /*
- * clock.c — timer selection, calibration and overhead measurement (see
- * clock.h for why rdtsc). Never allocates: it runs in the worker, which
- * must not allocate once started.
+ * worker_clock.c — timer selection, calibration and overhead measurement
+ * (see worker_clock.h for why rdtsc). Never allocates: it runs in the
+ * worker, which must not allocate once started.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ar_cpu.h"
-#include "clock.h"
 #include "hist.h"
+#include "worker_clock.h"
 
 int ar_clock_use_tsc;
 

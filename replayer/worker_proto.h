@@ -1,7 +1,7 @@
 /*
- * report.h — the worker -> parent protocol: text lines on a pipe, written by
- * the worker after the replay (never during it) and parsed by the parent
- * (runner.c), which alone writes SQLite. Text so a worker can be run by hand
+ * worker_proto.h — the worker -> parent protocol: text lines on a pipe,
+ * written by the worker after the replay (never during it) and parsed by the
+ * parent (runner.c), which alone writes SQLite. Text so a worker can be run by hand
  * and read; one tag letter per line kind:
  *
  *   A allocrr-worker <protocol version>
@@ -15,35 +15,35 @@
  *   E <status> <reason...>         the run failed (status: runs.status)
  *   Z                              end: anything after a missing Z is lost
  *
- * The writer (ar_rpt_*) formats integers itself and writes through a static
+ * The writer (ar_wproto_*) formats integers itself and writes through a static
  * buffer with write(2): no stdio, no malloc, so reporting cannot disturb the
  * allocator under test even if it happened mid-run.
  */
-#ifndef AR_REPORT_H
-#define AR_REPORT_H
+#ifndef AR_WORKER_PROTO_H
+#define AR_WORKER_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define AR_RPT_PROTOCOL 1
+#define AR_WPROTO_VERSION 1
 
-typedef struct ar_rpt {
+typedef struct ar_wproto {
 	int fd;
 	int failed; /* a write failed: the parent will see no Z */
 	size_t len;
 	char buf[65536];
-} ar_rpt_t;
+} ar_wproto_t;
 
-void ar_rpt_init(ar_rpt_t *r, int fd);
+void ar_wproto_init(ar_wproto_t *r, int fd);
 /* Raw bytes (the caller writes the line structure). */
-void ar_rpt_str(ar_rpt_t *r, const char *s);
+void ar_wproto_str(ar_wproto_t *r, const char *s);
 /* Free text inside a line (reasons, paths): newlines become spaces. */
-void ar_rpt_text(ar_rpt_t *r, const char *s);
-void ar_rpt_u64(ar_rpt_t *r, uint64_t v);
+void ar_wproto_text(ar_wproto_t *r, const char *s);
+void ar_wproto_u64(ar_wproto_t *r, uint64_t v);
 /* " " then v */
-void ar_rpt_sp_u64(ar_rpt_t *r, uint64_t v);
+void ar_wproto_sp_u64(ar_wproto_t *r, uint64_t v);
 /* A whole "S name value\n" line, and the same for other tags. */
-void ar_rpt_kv(ar_rpt_t *r, char tag, const char *name, uint64_t v);
-void ar_rpt_flush(ar_rpt_t *r);
+void ar_wproto_kv(ar_wproto_t *r, char tag, const char *name, uint64_t v);
+void ar_wproto_flush(ar_wproto_t *r);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * clock.h — the replay worker's per-call timer.
+ * worker_clock.h — the replay worker's per-call timer.
  *
  * Choice (measured on the 2-core AMD EPYC VM these tools are developed on,
  * docs/RESULTS.md): a fenced `lfence; rdtsc` ... `rdtscp; lfence` pair
@@ -15,8 +15,8 @@
  * back-to-back reads), the minimum is subtracted from every sample and both
  * are reported.
  */
-#ifndef AR_CLOCK_H
-#define AR_CLOCK_H
+#ifndef AR_WORKER_CLOCK_H
+#define AR_WORKER_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>
