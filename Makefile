@@ -142,6 +142,8 @@ SYM_LDLIBS := $(SYM_LIB) -ldw -lelf -lstdc++      # ... of the symboliser (analy
 ALLOC_REG_LIB := $(BUILD)/lib/liballocrr-registry.a
 GEN_LIB := $(BUILD)/lib/liballocrr-gen.a          # scenario generators (traces/gen)
 SYNTH_LIB := $(BUILD)/lib/liballocrr-synth.a      # synthetic streams (traces/gen/synth.c)
+RESULTS_LIB := $(BUILD)/lib/liballocrr-results.a   # the results database and its comparison (results/)
+RESULTS_LDLIBS := $(RESULTS_LIB) -lsqlite3 -lm      # link line for its users
 REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c replayer/wl_decode.c
 REC_SHIM := $(BUILD)/lib/liballocrr-rec.so
 ALLOCREC := $(BUILD)/bin/allocrec
@@ -155,7 +157,7 @@ BENCH_REC := $(BUILD)/bin/bench_rec_workload
 REC_TRACECHECK := $(BUILD)/tests/progs/rec_tracecheck
 
 # Each module adds its part; the order does not matter (see above).
-MODULES ?= common trace-format analysis allocators recorder replayer traces tests tests/hostile \
+MODULES ?= common trace-format results analysis allocators recorder replayer traces tests tests/hostile \
 	tests/fuzz bench
 include $(addsuffix /module.mk,$(MODULES))
 

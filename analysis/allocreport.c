@@ -20,7 +20,7 @@
 /* What the command line asks for. */
 typedef struct rep_opts {
 	const char *db, *filter, *html; /* html: NULL, a file, or "-" */
-	enum ar_rep_format fmt;
+	enum ar_res_format fmt;
 	int fmt_given, recommend;
 } rep_opts_t;
 
@@ -57,12 +57,12 @@ static void usage(void)
 }
 
 /* --format's value into *fmt; -1 when it names none. */
-static int parse_format(const char *v, enum ar_rep_format *fmt)
+static int parse_format(const char *v, enum ar_res_format *fmt)
 {
 	static const struct {
 		const char *name;
-		enum ar_rep_format fmt;
-	} names[] = {{"table", AR_REP_TABLE}, {"csv", AR_REP_CSV}, {"json", AR_REP_JSON}, {"markdown", AR_REP_MARKDOWN}};
+		enum ar_res_format fmt;
+	} names[] = {{"table", AR_RES_TABLE}, {"csv", AR_RES_CSV}, {"json", AR_RES_JSON}, {"markdown", AR_RES_MARKDOWN}};
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (!strcmp(v, names[i].name)) {
 			*fmt = names[i].fmt;
@@ -95,7 +95,7 @@ static int parse_args(int argc, char **argv, rep_opts_t *o)
 		{"format", required_argument, NULL, OPT_FORMAT}, {"recommend", no_argument, NULL, OPT_RECOMMEND},
 		{"html", required_argument, NULL, OPT_HTML},   {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},   {NULL, 0, NULL, 0}};
-	*o = (rep_opts_t){.db = "allocrr.db", .fmt = AR_REP_TABLE};
+	*o = (rep_opts_t){.db = "allocrr.db", .fmt = AR_RES_TABLE};
 	int c;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
@@ -135,10 +135,10 @@ static int parse_args(int argc, char **argv, rep_opts_t *o)
 /* Load the database and write what o asks for. Returns the exit status. */
 static int run(const rep_opts_t *o)
 {
-	ar_rep_t rep;
+	ar_res_set_t rep;
 	int bad_usage;
-	if (ar_rep_load(&rep, o->db, o->filter, &bad_usage)) {
-		ar_rep_free(&rep);
+	if (ar_res_load(&rep, o->db, o->filter, &bad_usage)) {
+		ar_res_free(&rep);
 		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;
 	}
 	int rc = AR_EXIT_OK;
@@ -147,10 +147,10 @@ static int run(const rep_opts_t *o)
 	if (o->recommend)
 		ar_rep_print_advice(stdout, &rep, o->fmt);
 	else if (!o->html || o->fmt_given)
-		ar_rep_print(stdout, &rep, o->fmt);
+		ar_res_print(stdout, &rep, o->fmt);
 	if (o->html && !rc && !ar_cli_is_stdio(o->html))
 		fprintf(stderr, "%s: wrote %s\n", ar_cli_tool(), o->html);
-	ar_rep_free(&rep);
+	ar_res_free(&rep);
 	if (fflush(stdout) != 0)
 		rc = ar_cli_error("standard output", "cannot write the report");
 	return rc;

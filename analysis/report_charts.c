@@ -8,7 +8,7 @@
  *   rss         heap RSS over the trace's events per allocator (its first
  *               ok run) against the trace's exact live bytes (dashed);
  *   scaling     median ops/s against thread count per allocator for one
- *               scenario replayed at several thread counts (report_data.c
+ *               scenario replayed at several thread counts (results/load.c
  *               says how such traces are recognised), whiskers min-max.
  * Every data mark carries class="mark" and data-* attributes with the
  * numbers it draws, so a test (or a reader of the source) can check them.
@@ -51,7 +51,7 @@ static void open_chart(FILE *f, const char *kind, int idx, const char *sha, cons
 	fprintf(f, "<desc>chart=%s trace=%s</desc>\n", kind, sha ? sha : "");
 }
 
-int ar_chart_throughput(FILE *f, const ar_rep_trace_t *t, int idx)
+int ar_chart_throughput(FILE *f, const ar_res_trace_t *t, int idx)
 {
 	char title[256];
 	snprintf(title, sizeof title, "%s: throughput (median ops/s, whiskers min-max over repetitions)", t->name);
@@ -63,19 +63,19 @@ int ar_chart_throughput(FILE *f, const ar_rep_trace_t *t, int idx)
 	double lo = 0, hi = top > 0 ? top * 1.08 : 1;
 	ar_svg_nice(&lo, &hi, 0);
 	ar_svg_axis_t y = {lo, hi, B, T, 0, 0};
-	ar_svg_yaxis(f, &y, L, R + 110, "ops/s", ar_rep_fmt_num);
+	ar_svg_yaxis(f, &y, L, R + 110, "ops/s", ar_res_fmt_num);
 	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", L, B, R + 110, B);
 	double slot = (double)(R + 110 - L) / (double)(t->nallocs ? t->nallocs : 1);
 	int marks = 0;
 	for (size_t i = 0; i < t->nallocs; i++) {
-		const ar_rep_alloc_t *a = &t->allocs[i];
+		const ar_res_alloc_t *a = &t->allocs[i];
 		double cx = L + slot * ((double)i + 0.5), bw = slot * 0.55;
 		ar_svg_text(f, cx, B + 16, "middle", "tick", a->name);
 		if (!a->runs_ok) {
 			ar_svg_text(f, cx, B - 8, "middle", "fail", "no ok run");
 			continue;
 		}
-		const ar_rep_stat_t *s = &a->ops_per_sec;
+		const ar_res_stat_t *s = &a->ops_per_sec;
 		double yb = ar_svg_map(&y, s->med), y0 = ar_svg_map(&y, s->min), y1 = ar_svg_map(&y, s->max);
 		char v[32], mn[32], mx[32];
 		fprintf(f, "<rect class=\"mark bar\" data-allocator=\"%s\" data-median=\"%.6g\" data-min=\"%.6g\" "
@@ -83,8 +83,8 @@ int ar_chart_throughput(FILE *f, const ar_rep_trace_t *t, int idx)
 			   "fill=\"%s\"><title>",
 			a->name, s->med, s->min, s->max, s->n, cx - bw / 2, yb, bw, B - yb, ar_svg_colour(a->name));
 		fprintf(f, "%s: median %s ops/s, min %s, max %s over %d ok run(s)</title></rect>\n", a->name,
-			ar_rep_fmt_num(v, sizeof v, s->med), ar_rep_fmt_num(mn, sizeof mn, s->min),
-			ar_rep_fmt_num(mx, sizeof mx, s->max), s->n);
+			ar_res_fmt_num(v, sizeof v, s->med), ar_res_fmt_num(mn, sizeof mn, s->min),
+			ar_res_fmt_num(mx, sizeof mx, s->max), s->n);
 		if (s->n >= 2)
 			fprintf(f, "<path class=\"whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>\n", cx, y0,
 				y1, cx - bw / 5, y0, cx + bw / 5, cx - bw / 5, y1, cx + bw / 5);
@@ -116,7 +116,7 @@ static void polyline(FILE *f, const double *px, const double *py, size_t n)
 	fputs("\"", f);
 }
 
-static int latency_panel(FILE *f, const ar_rep_trace_t *t, int idx, ar_rep_cdf_t **cdf, const size_t *nc,
+static int latency_panel(FILE *f, const ar_res_trace_t *t, int idx, ar_res_cdf_t **cdf, const size_t *nc,
 			 double xlo, double xhi, int tail)
 {
 	char title[256];
@@ -127,7 +127,7 @@ static int latency_panel(FILE *f, const ar_rep_trace_t *t, int idx, ar_rep_cdf_t
 	ar_svg_axis_t x = {xlo, xhi, L, R, 1, 0};
 	ar_svg_axis_t y = {0, tail ? 4 : 1, B, T, 0, 0};
 	ar_svg_yaxis(f, &y, L, R, tail ? "percentile of calls" : "fraction of calls", tail ? fmt_nines : fmt_pct);
-	ar_svg_xaxis(f, &x, B, "latency per call (log scale)", ar_rep_fmt_ns, NULL, 0);
+	ar_svg_xaxis(f, &x, B, "latency per call (log scale)", ar_res_fmt_ns, NULL, 0);
 	const char *names[32], *cols[32];
 	enum ar_svg_swatch kinds[32];
 	size_t nl = 0;
@@ -135,8 +135,8 @@ static int latency_panel(FILE *f, const ar_rep_trace_t *t, int idx, ar_rep_cdf_t
 	for (size_t i = 0; i < t->nallocs; i++) {
 		if (!nc[i])
 			continue;
-		const ar_rep_alloc_t *a = &t->allocs[i];
-		double *px = ar_rep_xcalloc(nc[i], sizeof *px), *py = ar_rep_xcalloc(nc[i], sizeof *py);
+		const ar_res_alloc_t *a = &t->allocs[i];
+		double *px = ar_res_xcalloc(nc[i], sizeof *px), *py = ar_res_xcalloc(nc[i], sizeof *py);
 		for (size_t k = 0; k < nc[i]; k++) {
 			double fr = cdf[i][k].frac;
 			double v = tail ? (fr >= 1 ? 4 : fmin(4, -log10(1 - fr))) : fr;
@@ -163,13 +163,13 @@ static int latency_panel(FILE *f, const ar_rep_trace_t *t, int idx, ar_rep_cdf_t
 	return marks;
 }
 
-int ar_chart_latency(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
+int ar_chart_latency(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int idx)
 {
-	ar_rep_cdf_t **cdf = ar_rep_xcalloc(t->nallocs, sizeof *cdf);
-	size_t *nc = ar_rep_xcalloc(t->nallocs, sizeof *nc);
+	ar_res_cdf_t **cdf = ar_res_xcalloc(t->nallocs, sizeof *cdf);
+	size_t *nc = ar_res_xcalloc(t->nallocs, sizeof *nc);
 	double xlo = INFINITY, xhi = 0;
 	for (size_t i = 0; i < t->nallocs; i++) {
-		cdf[i] = ar_rep_latency_cdf(rep, t->allocs[i].ok_runs, t->allocs[i].n_ok_runs, &nc[i]);
+		cdf[i] = ar_res_latency_cdf(rep, t->allocs[i].ok_runs, t->allocs[i].n_ok_runs, &nc[i]);
 		if (nc[i]) {
 			xlo = fmin(xlo, fmax(1, cdf[i][0].ns));
 			xhi = fmax(xhi, cdf[i][nc[i] - 1].ns);
@@ -191,16 +191,16 @@ int ar_chart_latency(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int 
 	return marks;
 }
 
-int ar_chart_rss(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
+int ar_chart_rss(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int idx)
 {
-	ar_rep_sample_t **tl = ar_rep_xcalloc(t->nallocs, sizeof *tl);
-	size_t *n = ar_rep_xcalloc(t->nallocs, sizeof *n);
+	ar_res_sample_t **tl = ar_res_xcalloc(t->nallocs, sizeof *tl);
+	size_t *n = ar_res_xcalloc(t->nallocs, sizeof *n);
 	double ymax = 0, xmax = (double)t->events;
 	size_t live_from = t->nallocs;
 	for (size_t i = 0; i < t->nallocs; i++) {
 		if (!t->allocs[i].n_ok_runs)
 			continue;
-		tl[i] = ar_rep_timeline(rep, t->allocs[i].ok_runs[0], &n[i]);
+		tl[i] = ar_res_timeline(rep, t->allocs[i].ok_runs[0], &n[i]);
 		for (size_t k = 0; k < n[i]; k++) {
 			ymax = fmax(ymax, fmax(tl[i][k].heap_rss_bytes, tl[i][k].live_bytes));
 			xmax = fmax(xmax, tl[i][k].event);
@@ -219,8 +219,8 @@ int ar_chart_rss(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
 		double xl = 0, xh = xmax;
 		ar_svg_nice(&xl, &xh, 0);
 		ar_svg_axis_t x = {0, xh, L, R, 0, 0};
-		ar_svg_yaxis(f, &y, L, R, "bytes", ar_rep_fmt_bytes);
-		ar_svg_xaxis(f, &x, B, "trace event", ar_rep_fmt_num, NULL, 0);
+		ar_svg_yaxis(f, &y, L, R, "bytes", ar_res_fmt_bytes);
+		ar_svg_xaxis(f, &x, B, "trace event", ar_res_fmt_num, NULL, 0);
 		const char *names[33], *cols[33];
 		enum ar_svg_swatch kinds[33];
 		size_t nl = 0;
@@ -229,7 +229,7 @@ int ar_chart_rss(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
 			size_t j = live ? live_from : i;
 			if (!n[j])
 				continue;
-			double *px = ar_rep_xcalloc(n[j], sizeof *px), *py = ar_rep_xcalloc(n[j], sizeof *py);
+			double *px = ar_res_xcalloc(n[j], sizeof *px), *py = ar_res_xcalloc(n[j], sizeof *py);
 			double peak = 0;
 			for (size_t k = 0; k < n[j]; k++) {
 				double v = live ? tl[j][k].live_bytes : tl[j][k].heap_rss_bytes;
@@ -246,7 +246,7 @@ int ar_chart_rss(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
 			polyline(f, px, py, n[j]);
 			char pk[32];
 			fprintf(f, "><title>%s: %zu samples, peak %s (run %lld)</title></polyline>\n", name, n[j],
-				ar_rep_fmt_bytes(pk, sizeof pk, peak), (long long)t->allocs[j].ok_runs[0]);
+				ar_res_fmt_bytes(pk, sizeof pk, peak), (long long)t->allocs[j].ok_runs[0]);
 			if (n[j] <= 64 && !live)
 				for (size_t k = 0; k < n[j]; k++)
 					fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"/>\n", px[k], py[k], col);
@@ -269,7 +269,7 @@ int ar_chart_rss(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int idx)
 	return marks;
 }
 
-int ar_chart_scaling(FILE *f, const ar_rep_series_t *s, int idx)
+int ar_chart_scaling(FILE *f, const ar_res_series_t *s, int idx)
 {
 	char title[512];
 	snprintf(title, sizeof title, "thread scaling: %s (median ops/s, whiskers min-max)", s->scenario);
@@ -283,7 +283,7 @@ int ar_chart_scaling(FILE *f, const ar_rep_series_t *s, int idx)
 		if (p < 64)
 			ticks[p] = (double)s->points[p]->threads;
 		for (size_t i = 0; i < s->points[p]->nallocs; i++) {
-			const ar_rep_alloc_t *a = &s->points[p]->allocs[i];
+			const ar_res_alloc_t *a = &s->points[p]->allocs[i];
 			size_t k = 0;
 			while (k < nn && strcmp(names[k], a->name))
 				k++;
@@ -301,7 +301,7 @@ int ar_chart_scaling(FILE *f, const ar_rep_series_t *s, int idx)
 	ar_svg_axis_t y = {0, hi, B, T, 0, 0};
 	double t0 = (double)s->points[0]->threads, t1 = (double)s->points[s->npoints - 1]->threads;
 	ar_svg_axis_t x = {t0 / 1.25, t1 * 1.25, L, R, 1, 0};
-	ar_svg_yaxis(f, &y, L, R, "ops/s", ar_rep_fmt_num);
+	ar_svg_yaxis(f, &y, L, R, "ops/s", ar_res_fmt_num);
 	ar_svg_xaxis(f, &x, B, "replay threads (log scale)", fmt_threads, ticks, s->npoints < 64 ? s->npoints : 64);
 	int marks = 0;
 	for (size_t k = 0; k < nn; k++) {
@@ -309,7 +309,7 @@ int ar_chart_scaling(FILE *f, const ar_rep_series_t *s, int idx)
 		size_t np = 0;
 		fprintf(f, "<g class=\"mark series\" data-allocator=\"%s\" data-values=\"", names[k]);
 		for (size_t p = 0; p < s->npoints && np < 64; p++) {
-			const ar_rep_alloc_t *a = ar_rep_find(s->points[p], names[k]);
+			const ar_res_alloc_t *a = ar_res_find(s->points[p], names[k]);
 			if (!a || !a->runs_ok)
 				continue;
 			fprintf(f, "%s%lld:%.6g", np ? " " : "", (long long)s->points[p]->threads, a->ops_per_sec.med);
@@ -320,14 +320,14 @@ int ar_chart_scaling(FILE *f, const ar_rep_series_t *s, int idx)
 		polyline(f, px, py, np);
 		fputs("/>\n", f);
 		for (size_t p = 0, q = 0; p < s->npoints && q < np; p++) {
-			const ar_rep_alloc_t *a = ar_rep_find(s->points[p], names[k]);
+			const ar_res_alloc_t *a = ar_res_find(s->points[p], names[k]);
 			if (!a || !a->runs_ok)
 				continue;
 			char v[32];
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s, %lld thread(s): %s ops/s"
 				   "</title></circle>\n",
 				px[q], py[q], cols[k], names[k], (long long)s->points[p]->threads,
-				ar_rep_fmt_num(v, sizeof v, a->ops_per_sec.med));
+				ar_res_fmt_num(v, sizeof v, a->ops_per_sec.med));
 			/* whiskers of different allocators side by side, not on top of each other */
 			double dx = ((double)k - (double)(nn - 1) / 2) * 3;
 			if (a->ops_per_sec.n >= 2)

@@ -37,49 +37,49 @@ static const char style[] =
 static void para(FILE *f, const char *cls, const char *text)
 {
 	fprintf(f, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-	ar_rep_put_html(f, text);
+	ar_res_put_html(f, text);
 	fputs("</p>\n", f);
 }
 
-static void trace_meta(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
+static void trace_meta(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 {
 	char live[32];
 	fprintf(f, "<p class=\"meta\">SHA-256 <code>%s</code><br>%lld events, %lld thread(s), %lld calls replayed, "
 		   "peak live %s (%lld blocks), status %s",
 		t->sha256, (long long)t->events, (long long)t->threads, (long long)t->calls,
-		ar_rep_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), (long long)t->peak_live_blocks,
+		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), (long long)t->peak_live_blocks,
 		t->status);
 	if (rep->nhosts > 1) {
 		fputs(", host ", f);
-		ar_rep_put_html(f, t->host ? t->host : "(unknown)");
+		ar_res_put_html(f, t->host ? t->host : "(unknown)");
 	}
 	if (t->program) {
 		fputs("<br>recorded as <code>", f);
-		ar_rep_put_html(f, t->program);
+		ar_res_put_html(f, t->program);
 		fputs("</code>", f);
 	}
 	fputs("</p>\n", f);
 }
 
-static void comparison_table(FILE *f, const ar_rep_trace_t *t)
+static void comparison_table(FILE *f, const ar_res_trace_t *t)
 {
 	fputs("<table class=\"comparison\">\n<tr>", f);
-	for (int c = 0; c < AR_REP_NCOLS; c++) {
+	for (int c = 0; c < AR_RES_NCOLS; c++) {
 		fputs("<th>", f);
-		ar_rep_put_html(f, ar_rep_columns[c]);
+		ar_res_put_html(f, ar_res_columns[c]);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
-	char cells[AR_REP_NCOLS][AR_REP_CELL];
+	char cells[AR_RES_NCOLS][AR_RES_CELL];
 	for (size_t i = 0; i < t->nallocs; i++) {
-		ar_rep_fill_row(cells, &t->allocs[i]);
+		ar_res_fill_row(cells, &t->allocs[i]);
 		fprintf(f, "<tr data-allocator=\"%s\">", t->allocs[i].name);
-		for (int c = 0; c < AR_REP_NCOLS; c++) {
+		for (int c = 0; c < AR_RES_NCOLS; c++) {
 			fputs("<td>", f);
 			if (c == 0)
 				fprintf(f, "<span class=\"swatch\" style=\"background:%s\"></span>",
 					ar_svg_colour(t->allocs[i].name));
-			ar_rep_put_html(f, cells[c]);
+			ar_res_put_html(f, cells[c]);
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -87,17 +87,17 @@ static void comparison_table(FILE *f, const ar_rep_trace_t *t)
 	fputs("</table>\n", f);
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].nfails; k++) {
-			const ar_rep_fail_t *fl = &t->allocs[i].fails[k];
+			const ar_res_fail_t *fl = &t->allocs[i].fails[k];
 			fprintf(f, "<p class=\"warn failed-run\">failed: %s repetition %d (run %lld): <b>", t->allocs[i].name,
 				fl->repetition, (long long)fl->run_id);
-			ar_rep_put_html(f, fl->status);
+			ar_res_put_html(f, fl->status);
 			fputs("</b> — ", f);
-			ar_rep_put_html(f, fl->reason ? fl->reason : "no reason stored");
+			ar_res_put_html(f, fl->reason ? fl->reason : "no reason stored");
 			fputs("</p>\n", f);
 		}
 }
 
-static void advice(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
+static void advice(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 {
 	ar_rep_advice_t ad;
 	ar_rep_advise(rep, t, &ad);
@@ -109,11 +109,11 @@ static void advice(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
 			p->best && !p->significant ? " <span class=\"ns\">(not significant)</span>" : "");
 		if (p->evidence) {
 			fputs(" — ", f);
-			ar_rep_put_html(f, p->evidence);
+			ar_res_put_html(f, p->evidence);
 		}
 		for (size_t k = 0; k < p->nwarnings; k++) {
 			fputs("<br><span class=\"warn\">⚠ ", f);
-			ar_rep_put_html(f, p->warnings[k]);
+			ar_res_put_html(f, p->warnings[k]);
 			fputs("</span>", f);
 		}
 		fputs("</li>\n", f);
@@ -123,7 +123,7 @@ static void advice(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
 		fputs("<p>Cautions:</p>\n<ul class=\"cautions\">\n", f);
 		for (size_t k = 0; k < ad.ncautions; k++) {
 			fputs("<li class=\"warn\">", f);
-			ar_rep_put_html(f, ad.cautions[k]);
+			ar_res_put_html(f, ad.cautions[k]);
 			fputs("</li>\n", f);
 		}
 		fputs("</ul>\n", f);
@@ -131,7 +131,7 @@ static void advice(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t)
 	ar_rep_advice_free(&ad);
 }
 
-int ar_rep_html(const ar_rep_t *rep, const char *path)
+int ar_rep_html(const ar_res_set_t *rep, const char *path)
 {
 	const char *shown = ar_cli_is_stdio(path) ? "standard output" : path;
 	FILE *f = ar_cli_open_output(path, "w");
@@ -143,16 +143,16 @@ int ar_rep_html(const ar_rep_t *rep, const char *path)
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<link rel=\"icon\" href=\"data:,\">\n<title>allocrr report: ",
 	      f);
-	ar_rep_put_html(f, rep->path);
+	ar_res_put_html(f, rep->path);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>allocrr report</h1>\n", style);
 	fputs("<p class=\"meta\">database <code>", f);
-	ar_rep_put_html(f, rep->path);
+	ar_res_put_html(f, rep->path);
 	fprintf(f, "</code>: %zu trace(s)%s, %zu thread-scaling series. Made by allocreport from the results of "
 		   "allocreplay (docs/RESULTS.md).</p>\n<ul class=\"toc\">\n",
 		rep->ntraces, rep->nhosts > 1 ? " x host" : "", rep->nseries);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		fprintf(f, "<li><a href=\"#trace-%zu\">", i);
-		ar_rep_put_html(f, rep->traces[i].name);
+		ar_res_put_html(f, rep->traces[i].name);
 		fprintf(f, "</a> (%lld thread(s), %zu allocators)</li>\n", (long long)rep->traces[i].threads,
 			rep->traces[i].nallocs);
 	}
@@ -161,13 +161,13 @@ int ar_rep_html(const ar_rep_t *rep, const char *path)
 	fputs("</ul>\n", f);
 	int marks = 0;
 	for (size_t i = 0; i < rep->ntraces; i++) {
-		const ar_rep_trace_t *t = &rep->traces[i];
+		const ar_res_trace_t *t = &rep->traces[i];
 		fprintf(f, "<section class=\"trace\" id=\"trace-%zu\" data-sha256=\"%s\">\n<h2>", i, t->sha256);
-		ar_rep_put_html(f, t->name);
+		ar_res_put_html(f, t->name);
 		fputs("</h2>\n", f);
 		trace_meta(f, rep, t);
 		comparison_table(f, t);
-		para(f, "meta", ar_rep_columns_note);
+		para(f, "meta", ar_res_columns_note);
 		advice(f, rep, t);
 		fputs("<div class=\"charts\">\n", f);
 		marks += ar_chart_throughput(f, t, (int)i);

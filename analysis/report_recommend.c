@@ -58,7 +58,7 @@ static double balance(const bests_t *b, double ops, double heap, double p99)
 }
 
 /* The compared figure of a as a stat (median, min, max). */
-static ar_rep_stat_t figure(const ar_rep_alloc_t *a, int goal, const bests_t *b)
+static ar_res_stat_t figure(const ar_res_alloc_t *a, int goal, const bests_t *b)
 {
 	switch (goal) {
 	case G_SPEED: return a->ops_per_sec;
@@ -66,7 +66,7 @@ static ar_rep_stat_t figure(const ar_rep_alloc_t *a, int goal, const bests_t *b)
 	case G_TAIL: return a->p99_ns;
 	default: {
 		int n = a->ops_per_sec.n < a->p99_ns.n ? a->ops_per_sec.n : a->p99_ns.n;
-		ar_rep_stat_t s = {balance(b, a->ops_per_sec.med, a->heap_bytes.med, a->p99_ns.med),
+		ar_res_stat_t s = {balance(b, a->ops_per_sec.med, a->heap_bytes.med, a->p99_ns.med),
 				   balance(b, a->ops_per_sec.min, a->heap_bytes.max, a->p99_ns.max),
 				   balance(b, a->ops_per_sec.max, a->heap_bytes.min, a->p99_ns.min), n};
 		return s;
@@ -87,29 +87,29 @@ static const char *fmt_fig(char *buf, size_t n, int goal, double v)
 {
 	char t[32];
 	switch (goal) {
-	case G_SPEED: snprintf(buf, n, "%s ops/s", ar_rep_fmt_num(t, sizeof t, v)); break;
-	case G_MEMORY: ar_rep_fmt_bytes(buf, n, v); break;
-	case G_TAIL: ar_rep_fmt_ns(buf, n, v); break;
+	case G_SPEED: snprintf(buf, n, "%s ops/s", ar_res_fmt_num(t, sizeof t, v)); break;
+	case G_MEMORY: ar_res_fmt_bytes(buf, n, v); break;
+	case G_TAIL: ar_res_fmt_ns(buf, n, v); break;
 	default: snprintf(buf, n, "%.2f", v);
 	}
 	return buf;
 }
 
-static char *describe_range(int goal, const ar_rep_stat_t *s)
+static char *describe_range(int goal, const ar_res_stat_t *s)
 {
 	char a[32], b[32];
 	if (s->n < 2)
-		return ar_rep_strf("1 run, no spread");
-	double sp = ar_rep_spread(s);
+		return ar_res_strf("1 run, no spread");
+	double sp = ar_res_spread(s);
 	if (isnan(sp))
-		return ar_rep_strf("%s..%s over %d runs", fmt_fig(a, sizeof a, goal, s->min),
+		return ar_res_strf("%s..%s over %d runs", fmt_fig(a, sizeof a, goal, s->min),
 				   fmt_fig(b, sizeof b, goal, s->max), s->n);
-	return ar_rep_strf("%s..%s over %d runs, spread %.1f%%", fmt_fig(a, sizeof a, goal, s->min),
+	return ar_res_strf("%s..%s over %d runs, spread %.1f%%", fmt_fig(a, sizeof a, goal, s->min),
 			   fmt_fig(b, sizeof b, goal, s->max), s->n, 100 * sp);
 }
 
-static void pick(ar_rep_pick_t *p, int goal, const ar_rep_alloc_t **cand, size_t nc, const bests_t *bs,
-		 const ar_rep_trace_t *t)
+static void pick(ar_rep_pick_t *p, int goal, const ar_res_alloc_t **cand, size_t nc, const bests_t *bs,
+		 const ar_res_trace_t *t)
 {
 	memset(p, 0, sizeof *p);
 	p->goal = goal_name[goal];
@@ -129,74 +129,75 @@ static void pick(ar_rep_pick_t *p, int goal, const ar_rep_alloc_t **cand, size_t
 	}
 	if (!p->best)
 		return;
-	ar_rep_stat_t sb = figure(p->best, goal, bs);
+	ar_res_stat_t sb = figure(p->best, goal, bs);
 	char v1[48], v2[48], gv[48];
 	char *rb = describe_range(goal, &sb);
-	char *ev = ar_rep_strf("%s: median %s%s (%s)", p->best->name, goal == G_BALANCE ? "score " : "",
+	char *ev = ar_res_strf("%s: median %s%s (%s)", p->best->name, goal == G_BALANCE ? "score " : "",
 			       fmt_fig(v1, sizeof v1, goal, sb.med), rb);
 	free(rb);
-	const ar_rep_alloc_t *g = ar_rep_find(t, "glibc");
+	const ar_res_alloc_t *g = ar_res_find(t, "glibc");
 	char *tmp;
 	if (goal == G_SPEED && !isnan(p->best->speed_vs_glibc) && p->best != g) {
-		tmp = ar_rep_strf("%s, %.2fx glibc's %s", ev, p->best->speed_vs_glibc,
+		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best->speed_vs_glibc,
 				  fmt_fig(gv, sizeof gv, goal, g->ops_per_sec.med));
 		free(ev), ev = tmp;
 	} else if (goal == G_MEMORY && !isnan(p->best->heap_vs_glibc) && p->best != g) {
-		tmp = ar_rep_strf("%s, %.2fx glibc's %s", ev, p->best->heap_vs_glibc,
+		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best->heap_vs_glibc,
 				  fmt_fig(gv, sizeof gv, goal, g->heap_bytes.med));
 		free(ev), ev = tmp;
 	} else if (goal == G_TAIL && g && p->best != g && g->p99_ns.med > 0) {
-		tmp = ar_rep_strf("%s, %.2fx glibc's %s", ev, p->best_value / g->p99_ns.med,
+		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best_value / g->p99_ns.med,
 				  fmt_fig(gv, sizeof gv, goal, g->p99_ns.med));
 		free(ev), ev = tmp;
 	}
 	if (goal == G_MEMORY && !isnan(p->best->frag.med)) {
 		char live[32];
-		tmp = ar_rep_strf("%s; fragmentation %.2f (peak heap / peak live bytes %s)", ev, p->best->frag.med,
-				  ar_rep_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes));
+		tmp = ar_res_strf("%s; fragmentation %.2f (peak heap / peak live bytes %s)", ev, p->best->frag.med,
+				  ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes));
 		free(ev), ev = tmp;
 	}
 	if (goal == G_TAIL) {
 		char a[32], b[32];
-		tmp = ar_rep_strf("%s; its p99.9 %s, max %s", ev, ar_rep_fmt_ns(a, sizeof a, p->best->p999_ns.med),
-				  ar_rep_fmt_ns(b, sizeof b, p->best->max_ns.med));
+		tmp = ar_res_strf("%s; its p99.9 %s, max %s", ev, ar_res_fmt_ns(a, sizeof a, p->best->p999_ns.med),
+				  ar_res_fmt_ns(b, sizeof b, p->best->max_ns.med));
 		free(ev), ev = tmp;
 	}
 	if (goal == G_BALANCE) {
 		double h = page_floor(p->best->heap_bytes.med);
-		tmp = ar_rep_strf("%s; %.2f of the fastest ops/s, %.2f of the smallest heap, %.2f of the lowest p99",
+		tmp = ar_res_strf("%s; %.2f of the fastest ops/s, %.2f of the smallest heap, %.2f of the lowest p99",
 				  ev, p->best->ops_per_sec.med / bs->ops, page_floor(bs->heap) / h,
 				  bs->p99 / p->best->p99_ns.med);
 		free(ev), ev = tmp;
 	}
 	if (!p->second) {
-		tmp = ar_rep_strf("%s; the only allocator with successful runs on this trace", ev);
+		tmp = ar_res_strf("%s; the only allocator with successful runs on this trace", ev);
 		free(ev), ev = tmp;
 		p->evidence = ev;
 		return;
 	}
-	ar_rep_stat_t ss = figure(p->second, goal, bs);
+	ar_res_stat_t ss = figure(p->second, goal, bs);
 	double rel = goal == G_SPEED || goal == G_BALANCE ? sb.med / ss.med : ss.med / sb.med;
 	char *rs = describe_range(goal, &ss);
-	tmp = ar_rep_strf("%s; runner-up %s %s (%s): %s is %.2fx %s", ev, p->second->name,
+	tmp = ar_res_strf("%s; runner-up %s %s (%s): %s is %.2fx %s", ev, p->second->name,
 			  fmt_fig(v2, sizeof v2, goal, ss.med), rs, p->best->name, rel,
 			  goal == G_SPEED ? "faster" : goal == G_BALANCE ? "the score" : "smaller");
 	free(rs);
 	free(ev);
 	p->evidence = tmp;
 
-	if (sb.n < 2 || ss.n < 2)
+	enum ar_res_sig sig = ar_res_significance(&sb, &ss, rel);
+	if (sig == AR_RES_SIG_SINGLE)
 		push(&p->warnings, &p->nwarnings,
-		     ar_rep_strf("not significant: %s has a single successful repetition, so no spread was "
+		     ar_res_strf("not significant: %s has a single successful repetition, so no spread was "
 				 "measured; rerun allocreplay with --repeat 5",
 				 sb.n < 2 ? p->best->name : p->second->name));
-	else if (fabs(rel - 1) < 0.01)
+	else if (sig == AR_RES_SIG_TIE)
 		push(&p->warnings, &p->nwarnings,
-		     ar_rep_strf("a tie: %s and %s differ by less than 1%%", p->best->name, p->second->name));
-	else if (ar_rep_overlap(&sb, &ss)) {
+		     ar_res_strf("a tie: %s and %s differ by less than 1%%", p->best->name, p->second->name));
+	else if (sig == AR_RES_SIG_OVERLAP) {
 		char v3[48], v4[48];
 		push(&p->warnings, &p->nwarnings,
-		     ar_rep_strf("not significant: the min-max ranges of %s (%s..%s) and %s (%s..%s) overlap, "
+		     ar_res_strf("not significant: the min-max ranges of %s (%s..%s) and %s (%s..%s) overlap, "
 				 "so the %.2fx difference is within run-to-run spread",
 				 p->best->name, fmt_fig(v1, sizeof v1, goal, sb.min),
 				 fmt_fig(v2, sizeof v2, goal, sb.max), p->second->name,
@@ -215,7 +216,7 @@ typedef struct live_facts {
 	double churn;      /* blocks allocated / peak live blocks */
 } live_facts_t;
 
-static live_facts_t live_facts(const ar_rep_t *rep, const ar_rep_trace_t *t)
+static live_facts_t live_facts(const ar_res_set_t *rep, const ar_res_trace_t *t)
 {
 	live_facts_t lf = {0, NAN, NAN, NAN};
 	int64_t run = -1;
@@ -223,10 +224,10 @@ static live_facts_t live_facts(const ar_rep_t *rep, const ar_rep_trace_t *t)
 		if (t->allocs[i].n_ok_runs)
 			run = t->allocs[i].ok_runs[0];
 	size_t n = 0;
-	ar_rep_sample_t *s = run >= 0 ? ar_rep_timeline(rep, run, &n) : NULL;
+	ar_res_sample_t *s = run >= 0 ? ar_res_timeline(rep, run, &n) : NULL;
 	double end = (double)t->events;
 	if (n >= 4 && t->peak_live_bytes > 0 && end > 0) {
-		double *mid = ar_rep_xcalloc(n, sizeof *mid), peak = -1, dip = INFINITY;
+		double *mid = ar_res_xcalloc(n, sizeof *mid), peak = -1, dip = INFINITY;
 		size_t nm = 0, at_peak = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (s[i].event >= 0.5 * end && s[i].event <= 0.9 * end)
@@ -238,7 +239,7 @@ static live_facts_t live_facts(const ar_rep_t *rep, const ar_rep_trace_t *t)
 			dip = fmin(dip, s[i].live_bytes);
 		if (nm) {
 			lf.known = 1;
-			lf.hold_share = ar_rep_stat(mid, nm).med / (double)t->peak_live_bytes;
+			lf.hold_share = ar_res_stat(mid, nm).med / (double)t->peak_live_bytes;
 			lf.dip_share = isinf(dip) ? 1 : dip / (double)t->peak_live_bytes;
 			lf.churn = t->peak_live_blocks ? (double)t->trace_allocs / (double)t->peak_live_blocks : NAN;
 		}
@@ -248,17 +249,17 @@ static live_facts_t live_facts(const ar_rep_t *rep, const ar_rep_trace_t *t)
 	return lf;
 }
 
-static double others_frag(const ar_rep_trace_t *t, const ar_rep_alloc_t *not)
+static double others_frag(const ar_res_trace_t *t, const ar_res_alloc_t *not)
 {
 	double v[64];
 	size_t n = 0;
 	for (size_t i = 0; i < t->nallocs && n < 64; i++)
 		if (&t->allocs[i] != not)
 			v[n++] = t->allocs[i].frag.med;
-	return ar_rep_stat(v, n).med;
+	return ar_res_stat(v, n).med;
 }
 
-static const ar_rep_series_t *series_of(const ar_rep_t *rep, const ar_rep_trace_t *t)
+static const ar_res_series_t *series_of(const ar_res_set_t *rep, const ar_res_trace_t *t)
 {
 	for (size_t i = 0; i < rep->nseries; i++)
 		for (size_t p = 0; p < rep->series[i].npoints; p++)
@@ -267,45 +268,45 @@ static const ar_rep_series_t *series_of(const ar_rep_t *rep, const ar_rep_trace_
 	return NULL;
 }
 
-static void cautions(const ar_rep_t *rep, const ar_rep_trace_t *t, ar_rep_advice_t *ad)
+static void cautions(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_advice_t *ad)
 {
 	live_facts_t lf = live_facts(rep, t);
-	const ar_rep_alloc_t *g = ar_rep_find(t, "glibc");
-	const ar_rep_alloc_t *a = ar_rep_find(t, "arena");
+	const ar_res_alloc_t *g = ar_res_find(t, "glibc");
+	const ar_res_alloc_t *a = ar_res_find(t, "arena");
 	if (a && a->runs_ok) {
 		double of = others_frag(t, a);
 		int long_lived = lf.known && lf.hold_share >= 0.25 && lf.churn >= 4;
 		int measured = a->frag.med >= 1.5 * of;
-		char *m = ar_rep_strf("measured: arena fragmentation %.2f against %.2f, the median of the other "
+		char *m = ar_res_strf("measured: arena fragmentation %.2f against %.2f, the median of the other "
 				      "allocators%s",
 				      a->frag.med, of, measured ? "" : " (small here)");
 		if (long_lived)
 			push(&ad->cautions, &ad->ncautions,
-			     ar_rep_strf("arena: long-lived objects among short-lived ones (through its second half "
+			     ar_res_strf("arena: long-lived objects among short-lived ones (through its second half "
 					 "the trace holds a median %.0f%% of its peak live bytes while allocating %.1fx "
 					 "its peak live block count in all); an arena recycles a chunk only when its last "
 					 "object dies, so long-lived objects pin chunks; %s",
 					 100 * lf.hold_share, lf.churn, m));
 		else if (measured)
 			push(&ad->cautions, &ad->ncautions,
-			     ar_rep_strf("arena: objects of different lifetimes share its chunks; %s", m));
+			     ar_res_strf("arena: objects of different lifetimes share its chunks; %s", m));
 		free(m);
 	}
-	const ar_rep_alloc_t *fl = ar_rep_find(t, "freelist");
+	const ar_res_alloc_t *fl = ar_res_find(t, "freelist");
 	if (fl && fl->runs_ok && t->threads >= 2) {
 		char p1[32], p2[32];
 		char o1[32];
-		char *c = ar_rep_strf("freelist: %s threads (%lld) on one global lock, so every malloc and free "
+		char *c = ar_res_strf("freelist: %s threads (%lld) on one global lock, so every malloc and free "
 				      "is serialised; measured here: %s ops/s (%.2fx glibc's), p99 %s (glibc %s)",
 				      t->threads >= 4 ? "many" : "several", (long long)t->threads,
-				      ar_rep_fmt_num(o1, sizeof o1, fl->ops_per_sec.med), fl->speed_vs_glibc,
-				      ar_rep_fmt_ns(p1, sizeof p1, fl->p99_ns.med),
-				      ar_rep_fmt_ns(p2, sizeof p2, g ? g->p99_ns.med : NAN));
-		const ar_rep_series_t *s = series_of(rep, t);
+				      ar_res_fmt_num(o1, sizeof o1, fl->ops_per_sec.med), fl->speed_vs_glibc,
+				      ar_res_fmt_ns(p1, sizeof p1, fl->p99_ns.med),
+				      ar_res_fmt_ns(p2, sizeof p2, g ? g->p99_ns.med : NAN));
+		const ar_res_series_t *s = series_of(rep, t);
 		if (s) {
-			const ar_rep_alloc_t *f0 = ar_rep_find(s->points[0], "freelist");
+			const ar_res_alloc_t *f0 = ar_res_find(s->points[0], "freelist");
 			if (f0 && !isnan(f0->speed_vs_glibc)) {
-				char *c2 = ar_rep_strf("%s; the same scenario at %lld thread(s): %.2fx glibc", c,
+				char *c2 = ar_res_strf("%s; the same scenario at %lld thread(s): %.2fx glibc", c,
 						       (long long)s->points[0]->threads, f0->speed_vs_glibc);
 				free(c);
 				c = c2;
@@ -313,40 +314,40 @@ static void cautions(const ar_rep_t *rep, const ar_rep_trace_t *t, ar_rep_advice
 		}
 		push(&ad->cautions, &ad->ncautions, c);
 	}
-	const ar_rep_alloc_t *po = ar_rep_find(t, "pool");
+	const ar_res_alloc_t *po = ar_res_find(t, "pool");
 	if (po && po->runs_ok && lf.known && lf.dip_share <= 0.5) {
 		char b1[32], b2[32];
 		push(&ad->cautions, &ad->ncautions,
-		     ar_rep_strf("pool: the live set falls to %.0f%% of its peak well before the end of the trace, "
+		     ar_res_strf("pool: the live set falls to %.0f%% of its peak well before the end of the trace, "
 				 "and pool never returns chunks to the system; measured heap RSS after the replay: "
 				 "pool %s, glibc %s",
-				 100 * lf.dip_share, ar_rep_fmt_bytes(b1, sizeof b1, po->final_heap_bytes.med),
-				 ar_rep_fmt_bytes(b2, sizeof b2, g ? g->final_heap_bytes.med : NAN)));
+				 100 * lf.dip_share, ar_res_fmt_bytes(b1, sizeof b1, po->final_heap_bytes.med),
+				 ar_res_fmt_bytes(b2, sizeof b2, g ? g->final_heap_bytes.med : NAN)));
 	}
 	int max_ok = 0;
 	for (size_t i = 0; i < t->nallocs; i++) {
-		const ar_rep_alloc_t *x = &t->allocs[i];
+		const ar_res_alloc_t *x = &t->allocs[i];
 		if (x->runs_ok > max_ok)
 			max_ok = x->runs_ok;
 		if (!x->nfails)
 			continue;
-		const ar_rep_fail_t *f0 = &x->fails[0];
+		const ar_res_fail_t *f0 = &x->fails[0];
 		push(&ad->cautions, &ad->ncautions,
-		     ar_rep_strf("%s: %zu of %d runs failed (%s: %s); not recommended for this trace", x->name,
+		     ar_res_strf("%s: %zu of %d runs failed (%s: %s); not recommended for this trace", x->name,
 				 x->nfails, x->runs_total, f0->status, f0->reason ? f0->reason : "no reason stored"));
 	}
 	if (max_ok > 0 && max_ok < 3)
 		push(&ad->cautions, &ad->ncautions,
-		     ar_rep_strf("every allocator has %d successful repetition(s) or fewer: ranges are rough; "
+		     ar_res_strf("every allocator has %d successful repetition(s) or fewer: ranges are rough; "
 				 "allocreplay --repeat 5 gives firmer ones",
 				 max_ok));
 }
 
-void ar_rep_advise(const ar_rep_t *rep, const ar_rep_trace_t *t, ar_rep_advice_t *ad)
+void ar_rep_advise(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_advice_t *ad)
 {
 	memset(ad, 0, sizeof *ad);
 	ad->trace = t;
-	const ar_rep_alloc_t **cand = ar_rep_xcalloc(t->nallocs, sizeof *cand);
+	const ar_res_alloc_t **cand = ar_res_xcalloc(t->nallocs, sizeof *cand);
 	size_t nc = 0;
 	for (int pass = 0; pass < 2 && !nc; pass++) /* pass 1: every failure excluded */
 		for (size_t i = 0; i < t->nallocs; i++)
@@ -371,7 +372,7 @@ void ar_rep_advise(const ar_rep_t *rep, const ar_rep_trace_t *t, ar_rep_advice_t
 		size_t nl = p->best ? strlen(p->best->name) : 0;
 		for (size_t k = 0; p->best && k < ad->ncautions; k++)
 			if (!strncmp(ad->cautions[k], p->best->name, nl) && ad->cautions[k][nl] == ':')
-				push(&p->warnings, &p->nwarnings, ar_rep_strdup(ad->cautions[k]));
+				push(&p->warnings, &p->nwarnings, ar_res_strdup(ad->cautions[k]));
 	}
 }
 
@@ -388,10 +389,10 @@ void ar_rep_advice_free(ar_rep_advice_t *ad)
 	free(ad->cautions);
 }
 
-static void print_one(FILE *f, const ar_rep_t *rep, const ar_rep_advice_t *ad, enum ar_rep_format fmt, int first)
+static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *ad, enum ar_res_format fmt, int first)
 {
-	const ar_rep_trace_t *t = ad->trace;
-	if (fmt == AR_REP_TABLE) {
+	const ar_res_trace_t *t = ad->trace;
+	if (fmt == AR_RES_TABLE) {
 		fprintf(f, "trace %s  sha256 %.12s  %lld thread(s)%s%s\n", t->name, t->sha256, (long long)t->threads,
 			rep->nhosts > 1 ? "  host " : "", rep->nhosts > 1 && t->host ? t->host : "");
 		for (int g = 0; g < AR_REP_GOALS; g++) {
@@ -408,7 +409,7 @@ static void print_one(FILE *f, const ar_rep_t *rep, const ar_rep_advice_t *ad, e
 		for (size_t k = 0; k < ad->ncautions; k++)
 			fprintf(f, "      ! %s\n", ad->cautions[k]);
 		fputc('\n', f);
-	} else if (fmt == AR_REP_MARKDOWN) {
+	} else if (fmt == AR_RES_MARKDOWN) {
 		fprintf(f, "### %s (%lld thread(s))\n\n", t->name, (long long)t->threads);
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
@@ -423,76 +424,76 @@ static void print_one(FILE *f, const ar_rep_t *rep, const ar_rep_advice_t *ad, e
 		for (size_t k = 0; k < ad->ncautions; k++)
 			fprintf(f, "%s- caution: %s\n", k ? "" : "\n", ad->cautions[k]);
 		fputc('\n', f);
-	} else if (fmt == AR_REP_CSV) {
+	} else if (fmt == AR_RES_CSV) {
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
 			fprintf(f, "%s,", t->sha256);
-			ar_rep_put_csv_str(f, t->name);
+			ar_res_put_csv_str(f, t->name);
 			fputc(',', f);
-			ar_rep_put_csv_str(f, t->host);
+			ar_res_put_csv_str(f, t->host);
 			fprintf(f, ",%s,%s,%s,", p->goal, p->metric, p->best ? p->best->name : "");
 			if (!isnan(p->best_value))
-				ar_rep_put_json_num(f, p->best_value);
+				ar_res_put_json_num(f, p->best_value);
 			fprintf(f, ",%s,", p->second ? p->second->name : "");
 			if (!isnan(p->second_value))
-				ar_rep_put_json_num(f, p->second_value);
+				ar_res_put_json_num(f, p->second_value);
 			fprintf(f, ",%d,", p->significant);
-			ar_rep_put_csv_str(f, p->evidence);
+			ar_res_put_csv_str(f, p->evidence);
 			fputc(',', f);
-			char *w = ar_rep_strdup("");
+			char *w = ar_res_strdup("");
 			for (size_t k = 0; k < p->nwarnings; k++) {
-				char *n = ar_rep_strf("%s%s%s", w, k ? " | " : "", p->warnings[k]);
+				char *n = ar_res_strf("%s%s%s", w, k ? " | " : "", p->warnings[k]);
 				free(w);
 				w = n;
 			}
-			ar_rep_put_csv_str(f, w);
+			ar_res_put_csv_str(f, w);
 			free(w);
 			fputc('\n', f);
 		}
 	} else {
 		fprintf(f, "%s  {\"sha256\": \"%s\", \"name\": ", first ? "" : ",\n", t->sha256);
-		ar_rep_put_json_str(f, t->name);
+		ar_res_put_json_str(f, t->name);
 		fputs(", \"host\": ", f);
-		ar_rep_put_json_str(f, t->host);
+		ar_res_put_json_str(f, t->host);
 		fprintf(f, ", \"threads\": %lld,\n   \"picks\": [", (long long)t->threads);
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
 			fprintf(f, "%s\n    {\"goal\": \"%s\", \"metric\": \"%s\", \"allocator\": ", g ? "," : "", p->goal,
 				p->metric);
-			ar_rep_put_json_str(f, p->best ? p->best->name : NULL);
+			ar_res_put_json_str(f, p->best ? p->best->name : NULL);
 			fputs(", \"value\": ", f);
-			ar_rep_put_json_num(f, p->best_value);
+			ar_res_put_json_num(f, p->best_value);
 			fputs(", \"runner_up\": ", f);
-			ar_rep_put_json_str(f, p->second ? p->second->name : NULL);
+			ar_res_put_json_str(f, p->second ? p->second->name : NULL);
 			fputs(", \"runner_up_value\": ", f);
-			ar_rep_put_json_num(f, p->second_value);
+			ar_res_put_json_num(f, p->second_value);
 			fprintf(f, ", \"significant\": %s,\n     \"evidence\": ", p->significant ? "true" : "false");
-			ar_rep_put_json_str(f, p->evidence);
+			ar_res_put_json_str(f, p->evidence);
 			fputs(", \"warnings\": [", f);
 			for (size_t k = 0; k < p->nwarnings; k++) {
 				fputs(k ? ", " : "", f);
-				ar_rep_put_json_str(f, p->warnings[k]);
+				ar_res_put_json_str(f, p->warnings[k]);
 			}
 			fputs("]}", f);
 		}
 		fputs("],\n   \"cautions\": [", f);
 		for (size_t k = 0; k < ad->ncautions; k++) {
 			fputs(k ? ", " : "", f);
-			ar_rep_put_json_str(f, ad->cautions[k]);
+			ar_res_put_json_str(f, ad->cautions[k]);
 		}
 		fputs("]}", f);
 	}
 }
 
-void ar_rep_print_advice(FILE *f, const ar_rep_t *rep, enum ar_rep_format fmt)
+void ar_rep_print_advice(FILE *f, const ar_res_set_t *rep, enum ar_res_format fmt)
 {
-	if (fmt == AR_REP_CSV)
+	if (fmt == AR_RES_CSV)
 		fputs("trace_sha256,trace_name,host,goal,metric,allocator,value,runner_up,runner_up_value,"
 		      "significant,evidence,warnings\n",
 		      f);
-	else if (fmt == AR_REP_JSON)
-		fputs("{\"recommendations\": [\n", f);
-	else if (fmt == AR_REP_MARKDOWN)
+	else if (fmt == AR_RES_JSON)
+		fprintf(f, "{\"format_version\": %d, \"recommendations\": [\n", AR_RES_FORMAT_VERSION);
+	else if (fmt == AR_RES_MARKDOWN)
 		fputs("## Recommendations\n\n", f);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		ar_rep_advice_t ad;
@@ -500,9 +501,9 @@ void ar_rep_print_advice(FILE *f, const ar_rep_t *rep, enum ar_rep_format fmt)
 		print_one(f, rep, &ad, fmt, i == 0);
 		ar_rep_advice_free(&ad);
 	}
-	if (fmt == AR_REP_JSON)
+	if (fmt == AR_RES_JSON)
 		fputs("\n]}\n", f);
-	else if (fmt == AR_REP_TABLE || fmt == AR_REP_MARKDOWN)
+	else if (fmt == AR_RES_TABLE || fmt == AR_RES_MARKDOWN)
 		fputs("A pick is not significant when the min-max ranges over repetitions overlap, when a single "
 		      "repetition succeeded, or when the difference is below 1%. Balance = geometric mean of ops/s "
 		      "relative to the fastest, peak heap relative to the smallest and p99 relative to the lowest.\n",

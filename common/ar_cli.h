@@ -9,7 +9,7 @@
  *     whole usage text;
  *   - "-" names standard output wherever a tool writes a file.
  *
- * Exit statuses (STYLE.md): 0 success, 1 usage error, 2 runtime error.
+ * Exit statuses, the same in every tool: 0 success, 1 usage error, 2 runtime error.
  * Nothing here allocates or keeps state beyond the tool's name.
  */
 #ifndef AR_CLI_H

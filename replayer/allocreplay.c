@@ -310,10 +310,10 @@ int main(int argc, char **argv)
 	const char *term = getenv("TERM");
 	ar_progress_enable(!o.quiet && isatty(STDERR_FILENO) && !(term && !strcmp(term, "dumb")));
 	if (o.json)
-		printf("[");
+		ar_json_begin(stdout, o.db_path);
 	for (int i = 0; i < o.ntraces; i++)
 		replay_trace(&o, &plan, &s, o.traces[i]);
 	if (o.json)
-		printf("]\n");
+		ar_json_end(stdout);
 	return end_session(&o, &plan, &s);
 }

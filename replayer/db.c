@@ -1,14 +1,17 @@
 /*
- * db.c — the only code that touches SQLite: open (WAL, busy timeout,
- * foreign keys), migrate the schema forward (db_schema.c), and store one
- * run with everything it measured in a single transaction, so a killed
- * allocreplay leaves either the whole run or nothing.
+ * db.c — allocreplay's writes to the results database: store one run with
+ * everything it measured in a single transaction, so a killed allocreplay
+ * leaves either the whole run or nothing; and the comparison's figures of a
+ * run (ar_db_run_figures), the same for the database and the printed
+ * table. Opening, the schema and its migrations belong to the results
+ * module (results/db.c, results/sql/).
  *
  * NULL discipline: a figure the worker did not report (a crashed run, a
  * counter the kernel refused, allocator statistics an allocator does not
  * offer) is stored as NULL, never as 0.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -31,84 +34,15 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)
 	return -1;
 }
 
-static int user_version(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int v = -1;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-	}
-	return v;
-}
-
+/* Opening and migrating belong to the results module (results/db.c). */
 int ar_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 {
-	sqlite3 *db = NULL;
-	*out = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		snprintf(err, cap, "cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
-		sqlite3_close(db);
-		return -1;
-	}
-	sqlite3_busy_timeout(db, 10000);
-	char e[512];
-	if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e,
-		 sizeof e) != 0) {
-		snprintf(err, cap, "database %s: %s (is it an SQLite database?)", path, e);
-		sqlite3_close(db);
-		return -1;
-	}
-	int have = user_version(db), want = ar_db_schema_version();
-	if (have < 0) {
-		snprintf(err, cap, "database %s: cannot read its schema version", path);
-		sqlite3_close(db);
-		return -1;
-	}
-	if (have > want) {
-		snprintf(err, cap, "database %s has schema version %d, newer than this allocreplay's %d: "
-			 "use a newer allocreplay or another --db", path, have, want);
-		sqlite3_close(db);
-		return -1;
-	}
-	for (int v = have; v < want; v++) {
-		char sql[64];
-		if (exec(db, "BEGIN IMMEDIATE", e, sizeof e) != 0)
-			goto fail;
-		/* Re-check inside the write lock: another allocreplay may have
-		 * migrated meanwhile. */
-		if (user_version(db) != v) {
-			exec(db, "ROLLBACK", e, sizeof e);
-			v = user_version(db) - 1;
-			continue;
-		}
-		snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
-		if (exec(db, ar_db_migration(v), e, sizeof e) != 0 || exec(db, sql, e, sizeof e) != 0 ||
-		    exec(db, "COMMIT", e, sizeof e) != 0) {
-			char e2[64];
-			exec(db, "ROLLBACK", e2, sizeof e2);
-			goto fail;
-		}
-	}
-	/* A newer allocreplay may have migrated past us while we waited. */
-	if ((have = user_version(db)) > want) {
-		snprintf(err, cap, "database %s has schema version %d, newer than this allocreplay's %d: "
-			 "use a newer allocreplay or another --db", path, have, want);
-		sqlite3_close(db);
-		return -1;
-	}
-	*out = db;
-	return 0;
-fail:
-	snprintf(err, cap, "database %s: schema migration failed: %s", path, e);
-	sqlite3_close(db);
-	return -1;
+	return ar_res_db_open(path, out, err, cap);
 }
 
 void ar_db_close(sqlite3 *db)
 {
-	sqlite3_close(db);
+	ar_res_db_close(db);
 }
 
 /* ---- binding helpers: 1-based positional parameters ---- */
@@ -266,6 +200,56 @@ static int col(const char *name)
 	abort(); /* a typo in this file */
 }
 
+/* Under --counters sim the worker ran inside valgrind: its speed and the
+ * RSS above baseline are valgrind's, not the allocator's, so the derived
+ * figures stay NULL (wall_ns and peak_rss_bytes keep what was measured;
+ * docs/RESULTS.md). */
+static int run_is_sim(const ar_run_t *r)
+{
+	return !strcmp(r->counters_mode, "sim");
+}
+
+static double scalar_or_nan(const ar_run_t *r, const char *name)
+{
+	uint64_t v;
+	return ar_run_scalar(r, name, &v) ? (double)v : NAN;
+}
+
+void ar_db_run_figures(const ar_trace_info_t *t, const ar_run_t *r, ar_res_run_t *f)
+{
+	memset(f, 0, sizeof *f);
+	for (int m = 0; m < AR_RES_NFIG; m++)
+		f->fig[m] = NAN;
+	f->run_uuid = r->run_uuid[0] ? (char *)r->run_uuid : NULL;
+	f->repetition = r->repetition;
+	f->status = (char *)r->status;
+	f->reason = r->reason[0] ? (char *)r->reason : NULL;
+	f->library_path = r->served[0] ? (char *)r->served : NULL;
+	f->ops = scalar_or_nan(r, "calls");
+	f->wall_ns = scalar_or_nan(r, "wall_ns");
+	int sim = run_is_sim(r);
+	if (!sim && f->ops >= 0 && f->wall_ns > 0)
+		f->fig[AR_RES_OPS] = f->ops * 1e9 / f->wall_ns;
+	const ar_lat_t *l = &r->lat[AR_WL_NCALLS];
+	if (r->hist[AR_WL_NCALLS] && r->hist[AR_WL_NCALLS]->count && ar_run_ticks_per_ns(r) > 0) {
+		f->fig[AR_RES_P50] = l->p50_ns;
+		f->fig[AR_RES_P99] = l->p99_ns;
+		f->fig[AR_RES_P999] = l->p999_ns;
+		f->fig[AR_RES_MAX] = l->max_ns;
+	}
+	uint64_t base, peak, fin;
+	if (!sim && ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
+		f->fig[AR_RES_HEAP] = peak > base ? (double)(peak - base) : 0;
+		if (t->wl->peak_live_bytes)
+			f->fig[AR_RES_FRAG] = f->fig[AR_RES_HEAP] / (double)t->wl->peak_live_bytes;
+		if (ar_run_scalar(r, "final_rss_bytes", &fin))
+			f->fig[AR_RES_FINAL] = (double)((int64_t)fin - (int64_t)base);
+	}
+	f->fig[AR_RES_MINF] = scalar_or_nan(r, "minor_faults");
+	f->fig[AR_RES_MAJF] = scalar_or_nan(r, "major_faults");
+	f->fig[AR_RES_FAILED] = scalar_or_nan(r, "failed_allocs");
+}
+
 static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
 			 const ar_machine_t *m, const char *options, const ar_run_t *r,
 			 const char *uuid, char *err, size_t cap)
@@ -315,15 +299,13 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 	/* where the run's counters came from: what --counters asked for */
 	if (r->counters_mode[0])
 		b_text(st, col("counters_source"), r->counters_mode);
-	uint64_t calls, wall, base, peak, fin, tsc, csum, oh;
+	uint64_t tsc, csum, oh;
 	double tpn = ar_run_ticks_per_ns(r);
-	/* Under --counters sim the worker ran inside valgrind: its speed and
-	 * the RSS above baseline are valgrind's, not the allocator's, so the
-	 * derived columns stay NULL (wall_ns and peak_rss_bytes keep what was
-	 * measured; docs/RESULTS.md). */
-	int sim = !strcmp(r->counters_mode, "sim");
-	if (!sim && ar_run_scalar(r, "calls", &calls) && ar_run_scalar(r, "wall_ns", &wall) && wall)
-		sqlite3_bind_double(st, col("ops_per_sec"), (double)calls * 1e9 / (double)wall);
+	/* the comparison's figures, as allocreplay's table shows them */
+	ar_res_run_t f;
+	ar_db_run_figures(t, r, &f);
+	if (!isnan(f.fig[AR_RES_OPS]))
+		sqlite3_bind_double(st, col("ops_per_sec"), f.fig[AR_RES_OPS]);
 	if (ar_run_scalar(r, "timer_tsc", &tsc))
 		b_text(st, col("timer"), ar_timer_name(tsc));
 	if (tpn > 0) {
@@ -334,16 +316,12 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 			sqlite3_bind_double(st, col("timer_overhead_median_ns"), (double)oh / tpn);
 	}
 	b_bytes(st, col("peak_live_bytes"), t->wl->peak_live_bytes);
-	if (!sim && ar_run_scalar(r, "baseline_rss_bytes", &base) && ar_run_scalar(r, "peak_rss_bytes", &peak)) {
-		uint64_t heap = peak > base ? peak - base : 0;
-		b_u64(st, col("peak_heap_rss_bytes"), heap);
-		if (t->wl->peak_live_bytes)
-			sqlite3_bind_double(st, col("fragmentation"),
-					    (double)heap / (double)t->wl->peak_live_bytes);
-		if (ar_run_scalar(r, "final_rss_bytes", &fin))
-			sqlite3_bind_int64(st, col("final_heap_rss_bytes"),
-					   (sqlite3_int64)fin - (sqlite3_int64)base);
-	}
+	if (!isnan(f.fig[AR_RES_HEAP]))
+		b_u64(st, col("peak_heap_rss_bytes"), (uint64_t)f.fig[AR_RES_HEAP]);
+	if (!isnan(f.fig[AR_RES_FRAG]))
+		sqlite3_bind_double(st, col("fragmentation"), f.fig[AR_RES_FRAG]);
+	if (!isnan(f.fig[AR_RES_FINAL]))
+		sqlite3_bind_int64(st, col("final_heap_rss_bytes"), (sqlite3_int64)f.fig[AR_RES_FINAL]);
 	if (ar_run_scalar(r, "peak_rss_exact", &oh))
 		b_text(st, col("peak_rss_method"), oh ? "hwm" : "sampled");
 	if (ar_run_scalar(r, "op_checksum", &csum)) {

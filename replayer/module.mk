@@ -34,17 +34,17 @@ $(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc
 	  $(REPLAY_WORKER_REG) -lpthread -ldl
 
 # ---- allocreplay ------------------------------------------------------------------
-ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c replayer/db_schema.c \
+ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c \
 	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c \
 	replayer/progress.c replayer/plan.c
 ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
-$(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators
+$(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators -Iresults
 
-$(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(COMMON_LIB) $(TRACE_LIB)
+$(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(RESULTS_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
-	  $(COMMON_LIB) $(TRACE_LDLIBS) -lsqlite3 -lm
+	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
 REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile

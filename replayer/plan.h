@@ -7,7 +7,7 @@
  *
  * Functions that can fail have said why on stderr ("allocreplay: ...")
  * when they return, and return the exit status: 1 for a usage error, 2 for
- * a runtime one (STYLE.md).
+ * a runtime one (common/ar_cli.h).
  */
 #ifndef AR_PLAN_H
 #define AR_PLAN_H

@@ -127,9 +127,9 @@ typedef struct ar_machine {
 void ar_machine_probe(ar_machine_t *m);
 
 /* ---- db.c ---- */
-typedef struct sqlite3 sqlite3;
+#include "ar_results.h"
 /* Open or create the results database at path, migrate its schema to the
- * current version. 0, or -1 with a message in err. */
+ * current version (results/db.c). 0, or -1 with a message in err. */
 int ar_db_open(const char *path, sqlite3 **db, char *err, size_t errcap);
 void ar_db_close(sqlite3 *db);
 /* Store one run (and its trace, allocator rows when new) in one
@@ -140,16 +140,21 @@ void ar_db_close(sqlite3 *db);
 int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocator_t *a,
 			const ar_machine_t *m, const char *options, ar_run_t *r, char *err,
 			size_t errcap);
-/* Current schema version (PRAGMA user_version written by migrations). */
-int ar_db_schema_version(void);
-/* The i-th migration's SQL (i from 0: brings user_version i to i+1). */
-const char *ar_db_migration(int i);
+/* The comparison's figures of run r (results/ar_results.h): exactly what
+ * ar_db_store_run stores for it and what allocreplay's table and --json
+ * aggregate. Its strings point into r. */
+void ar_db_run_figures(const ar_trace_info_t *t, const ar_run_t *r, ar_res_run_t *f);
 
 /* ---- table.c ---- */
 #include <stdio.h>
-/* Print the comparison table of n runs of one trace. */
+/* Print the comparison table of n runs of one trace (results/render.c's,
+ * the same as allocreport's). */
 void ar_table_print(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n);
-/* Print runs as JSON objects (one array per call, comma handling by caller). */
+/* The comparison as one JSON document (results/render.c's format, the same
+ * as allocreport --format json): ar_json_begin, then ar_json_runs once per
+ * trace (first = 1 for the first), then ar_json_end. */
+void ar_json_begin(FILE *out, const char *db_path);
 void ar_json_runs(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n, int first);
+void ar_json_end(FILE *out);
 
 #endif

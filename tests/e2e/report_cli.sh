@@ -4,7 +4,7 @@
 # ranges), the failed run with its reason, --trace by name and SHA prefix,
 # --recommend with evidence, significance and the cautions the traces call
 # for, exit codes for bad usage and bad input; and `allocreport merge`, which
-# must give exactly what replayer/merge.sql gives, add nothing when repeated,
+# must give exactly what results/sql/merge.sql gives, add nothing when repeated,
 # and refuse a database of another schema version.
 . "$(dirname "$0")/report_lib.inc"
 make_report_db r.db
@@ -111,8 +111,8 @@ expect_eq "1 repetition: every pick flagged" "$(grep -c 'has a single successful
 # ---- merge --------------------------------------------------------------------------
 "$AR" d.zst -a glibc,pool --repeat 1 --db b.db >/dev/null 2>&1 || fail "replay b.db"
 cp r.db ref.db
-q ref.db "ATTACH 'one.db' AS src" ".read $ROOT/replayer/merge.sql" || fail "merge.sql one"
-q ref.db "ATTACH 'b.db' AS src" ".read $ROOT/replayer/merge.sql" || fail "merge.sql b"
+q ref.db "ATTACH 'one.db' AS src" ".read $ROOT/results/sql/merge.sql" || fail "merge.sql one"
+q ref.db "ATTACH 'b.db' AS src" ".read $ROOT/results/sql/merge.sql" || fail "merge.sql b"
 cp r.db m.db
 "$AREP" merge m.db one.db b.db >merge.txt 2>&1 || { fail "allocreport merge: exit $?"; cat merge.txt; }
 grep -q "m.db: merged b.db: 2 new runs, 0 already present, 0 new traces" merge.txt && ok "merge reports counts" ||
@@ -124,7 +124,7 @@ dump() { q "$1" "SELECT run_uuid, run_id, allocator, status, ops_per_sec FROM ru
 	SELECT run_id, name, value, reason FROM counters ORDER BY run_id, name;
 	SELECT run_id, name, value FROM allocator_stats ORDER BY run_id, name;
 	SELECT sha256, name FROM traces ORDER BY sha256; SELECT name, version FROM allocators ORDER BY name" | md5sum; }
-expect_eq "merge = replayer/merge.sql" "$(dump m.db)" "$(dump ref.db)"
+expect_eq "merge = results/sql/merge.sql" "$(dump m.db)" "$(dump ref.db)"
 "$AREP" merge m.db one.db b.db >merge2.txt 2>&1 || fail "merge again: exit $?"
 expect_eq "merging again adds nothing" "$(dump m.db)" "$(dump ref.db)"
 grep -q "0 new runs, 2 already present" merge2.txt && ok "merge again says so" || fail "$(cat merge2.txt)"

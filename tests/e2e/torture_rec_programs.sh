@@ -30,7 +30,7 @@ expect_eq "python-stacks: rounds printed" "$(wc -l <"$W/python-stacks/bare.out")
 # recorded too, so the trace count says every exec was followed).
 srcs=$(ls "$ROOT"/trace-format/*.c "$ROOT"/analysis/*.c "$ROOT"/replayer/*.c "$ROOT"/recorder/*.c | head -n $((3 * S)))
 n_srcs=$(echo "$srcs" | wc -l)
-inc="-I$ROOT/trace-format -I$ROOT/common -I$ROOT/analysis -I$ROOT/traces/gen -I$ROOT/replayer -I$ROOT/allocators"
+inc="-I$ROOT/trace-format -I$ROOT/common -I$ROOT/results -I$ROOT/analysis -I$ROOT/traces/gen -I$ROOT/replayer -I$ROOT/allocators"
 run_case gcc bash -c 'for f in "$@"; do gcc -O2 -std=c11 -D_GNU_SOURCE '"$inc"' -c -o /dev/null "$f" || exit; done' \
 	gcc $srcs
 expect_eq "gcc: every file compiled (exit status)" "$(cd "$W/gcc" && bash -c 'for f in "$@"; do gcc -O2 -std=c11 \

@@ -2,7 +2,7 @@
 -- (docs/RESULTS.md, "Merging databases"). Both must have the same schema
 -- version (PRAGMA user_version); run allocreplay once on the older one to
 -- migrate it first. Usage:
---   sqlite3 main.db "ATTACH 'other.db' AS src" ".read replayer/merge.sql"
+--   sqlite3 main.db "ATTACH 'other.db' AS src" ".read results/sql/merge.sql"
 -- Traces are keyed by the SHA-256 of the trace file and allocators by
 -- (name, version), so the same trace recorded once and replayed on two
 -- machines merges into one traces row. Runs are identified by run_uuid:

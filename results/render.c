@@ -1,7 +1,9 @@
 /*
- * report_table.c — the comparison per trace (x host) in four formats: an
- * aligned text table, CSV (one row per trace x allocator, raw numbers), JSON
- * (the whole model, medians with min and max) and Markdown. Every row is an
+ * render.c — the one way the comparison is printed, by allocreplay and
+ * allocreport alike: per trace (x host) in four formats: an aligned text
+ * table, CSV (one row per trace x allocator, raw numbers), JSON (one document
+ * with "format_version": the whole model, medians with min and max, and
+ * every run; docs/RESULTS.md "The comparison as JSON") and Markdown. Every row is an
  * allocator: runs ok/total, medians over its ok runs with the min-max range,
  * throughput and peak heap RSS as ratios to glibc's medians, spread of ops/s
  * ((max-min)/median), latency percentiles, fragmentation, faults, NULL
@@ -15,24 +17,24 @@
 #include <string.h>
 
 #include "ar_trace.h"
-#include "report_model.h"
+#include "ar_results.h"
 
-#define NCOLS AR_REP_NCOLS
-#define CELL AR_REP_CELL
+#define NCOLS AR_RES_NCOLS
+#define CELL AR_RES_CELL
 
-const char *const ar_rep_columns[NCOLS] = {"allocator", "runs", "ops/s", "min-max", "x glibc", "spread",
+const char *const ar_res_columns[NCOLS] = {"allocator", "runs", "ops/s", "min-max", "x glibc", "spread",
 					"p50", "p99", "p99.9", "peak heap", "min-max", "x glibc",
 					"frag", "faults", "null ret"};
 
 typedef char row_t[NCOLS][CELL];
 
-const char ar_rep_columns_note[] =
+const char ar_res_columns_note[] =
 	"medians over each allocator's ok runs, min-max over them; x glibc = ratio of medians; "
 	"spread = (max-min)/median of ops/s; latency over all calls, timer overhead subtracted; "
 	"peak heap = peak RSS above the worker's baseline; frag = peak heap / peak live bytes; "
 	"faults = minor/major page faults; null ret = allocations that returned NULL";
 
-static void range(char *buf, const ar_rep_stat_t *s, const char *(*fmt)(char *, size_t, double))
+static void range(char *buf, const ar_res_stat_t *s, const char *(*fmt)(char *, size_t, double))
 {
 	char a[24], b[24];
 	if (s->n < 2)
@@ -51,35 +53,35 @@ static void ratio(char *buf, double v)
 		snprintf(buf, CELL, "%.2f", v);
 }
 
-void ar_rep_fill_row(char (*r)[AR_REP_CELL], const ar_rep_alloc_t *a)
+void ar_res_fill_row(char (*r)[AR_RES_CELL], const ar_res_alloc_t *a)
 {
 	snprintf(r[0], CELL, "%s", a->name);
 	snprintf(r[1], CELL, "%d/%d", a->runs_ok, a->runs_total);
-	ar_rep_fmt_num(r[2], CELL, a->ops_per_sec.med);
-	range(r[3], &a->ops_per_sec, ar_rep_fmt_num);
+	ar_res_fmt_num(r[2], CELL, a->ops_per_sec.med);
+	range(r[3], &a->ops_per_sec, ar_res_fmt_num);
 	ratio(r[4], a->speed_vs_glibc);
-	double sp = ar_rep_spread(&a->ops_per_sec);
+	double sp = ar_res_spread(&a->ops_per_sec);
 	if (isnan(sp))
 		snprintf(r[5], CELL, "-");
 	else
 		snprintf(r[5], CELL, "%.1f%%", 100 * sp);
-	ar_rep_fmt_ns(r[6], CELL, a->p50_ns.med);
-	ar_rep_fmt_ns(r[7], CELL, a->p99_ns.med);
-	ar_rep_fmt_ns(r[8], CELL, a->p999_ns.med);
-	ar_rep_fmt_bytes(r[9], CELL, a->heap_bytes.med);
-	range(r[10], &a->heap_bytes, ar_rep_fmt_bytes);
+	ar_res_fmt_ns(r[6], CELL, a->p50_ns.med);
+	ar_res_fmt_ns(r[7], CELL, a->p99_ns.med);
+	ar_res_fmt_ns(r[8], CELL, a->p999_ns.med);
+	ar_res_fmt_bytes(r[9], CELL, a->heap_bytes.med);
+	range(r[10], &a->heap_bytes, ar_res_fmt_bytes);
 	ratio(r[11], a->heap_vs_glibc);
 	ratio(r[12], a->frag.med);
 	char mi[24], ma[24];
 	if (isnan(a->minor_faults.med))
 		snprintf(r[13], CELL, "-");
 	else
-		snprintf(r[13], CELL, "%s/%s", ar_rep_fmt_num(mi, sizeof mi, a->minor_faults.med),
-			 ar_rep_fmt_num(ma, sizeof ma, a->major_faults.med));
-	ar_rep_fmt_num(r[14], CELL, a->failed_allocs.med);
+		snprintf(r[13], CELL, "%s/%s", ar_res_fmt_num(mi, sizeof mi, a->minor_faults.med),
+			 ar_res_fmt_num(ma, sizeof ma, a->major_faults.med));
+	ar_res_fmt_num(r[14], CELL, a->failed_allocs.med);
 }
 
-static int any_counter(const ar_rep_trace_t *t)
+static int any_counter(const ar_res_trace_t *t)
 {
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
@@ -88,7 +90,7 @@ static int any_counter(const ar_rep_trace_t *t)
 	return 0;
 }
 
-static const char *counter_reason(const ar_rep_trace_t *t)
+static const char *counter_reason(const ar_res_trace_t *t)
 {
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
@@ -97,7 +99,7 @@ static const char *counter_reason(const ar_rep_trace_t *t)
 	return NULL;
 }
 
-static void trace_heading(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t, int md)
+static void trace_heading(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int md)
 {
 	char live[24];
 	if (md)
@@ -106,7 +108,7 @@ static void trace_heading(FILE *f, const ar_rep_t *rep, const ar_rep_trace_t *t,
 		fprintf(f, "trace %s  sha256 %.12s\n", t->name, t->sha256);
 	fprintf(f, "%s%s%s%s%" PRId64 " events, %" PRId64 " thread(s), %" PRId64 " calls, peak live %s, %s",
 		md ? "sha256 `" : "  ", md ? t->sha256 : "", md ? "`, " : "", "", t->events, t->threads, t->calls,
-		ar_rep_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), t->status);
+		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), t->status);
 	if (rep->nhosts > 1)
 		fprintf(f, ", host %s", t->host ? t->host : "(unknown)");
 	if (t->program) { /* from a merged database: escaped for the terminal */
@@ -145,7 +147,7 @@ static void print_rows(FILE *f, row_t *rows, size_t n, int md)
 }
 
 /* The reason of the first counter that was never measured, or NULL. */
-static const char *unmeasured_reason(const ar_rep_trace_t *t)
+static const char *unmeasured_reason(const ar_res_trace_t *t)
 {
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].ncounters; k++)
@@ -156,7 +158,7 @@ static const char *unmeasured_reason(const ar_rep_trace_t *t)
 
 /* Measured counters per allocator (hardware ones by name, simulated ones as
  * sim.NAME, access_pass_ns), then why the unmeasured ones are missing. */
-static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
+static void print_counters(FILE *f, const ar_res_trace_t *t, int md)
 {
 	if (!any_counter(t)) {
 		const char *why = counter_reason(t);
@@ -168,13 +170,13 @@ static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
 	fprintf(f, md ? "\nCounters (median per run; sim. = valgrind simulation):\n\n"
 		      : "  counters (median per run; sim. = valgrind simulation):\n");
 	for (size_t i = 0; i < t->nallocs; i++) {
-		const ar_rep_alloc_t *a = &t->allocs[i];
+		const ar_res_alloc_t *a = &t->allocs[i];
 		fprintf(f, md ? "- %s:" : "    %-10s", a->name);
 		for (size_t k = 0; k < a->ncounters; k++) {
 			char v[24];
 			if (!a->counters[k].value.n)
 				continue;
-			fprintf(f, " %s %s", a->counters[k].name, ar_rep_fmt_num(v, sizeof v, a->counters[k].value.med));
+			fprintf(f, " %s %s", a->counters[k].name, ar_res_fmt_num(v, sizeof v, a->counters[k].value.med));
 		}
 		fputc('\n', f);
 	}
@@ -184,11 +186,11 @@ static void print_counters(FILE *f, const ar_rep_trace_t *t, int md)
 			why);
 }
 
-static void print_failures(FILE *f, const ar_rep_trace_t *t, int md)
+static void print_failures(FILE *f, const ar_res_trace_t *t, int md)
 {
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].nfails; k++) {
-			const ar_rep_fail_t *fl = &t->allocs[i].fails[k];
+			const ar_res_fail_t *fl = &t->allocs[i].fails[k];
 			fprintf(f, md ? "- failed: %s repetition %d (run %lld): **%s** — %s\n"
 				      : "  failed: %s repetition %d (run %lld): %s: %s\n",
 				t->allocs[i].name, fl->repetition, (long long)fl->run_id, fl->status,
@@ -196,31 +198,35 @@ static void print_failures(FILE *f, const ar_rep_trace_t *t, int md)
 		}
 }
 
-static void print_text(FILE *f, const ar_rep_t *rep, int md)
+void ar_res_print_trace(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int md)
+{
+	trace_heading(f, rep, t, md);
+	row_t *rows = ar_res_xcalloc(t->nallocs + 1, sizeof *rows);
+	for (int c = 0; c < NCOLS; c++)
+		snprintf(rows[0][c], CELL, "%s", ar_res_columns[c]);
+	for (size_t k = 0; k < t->nallocs; k++)
+		ar_res_fill_row(rows[k + 1], &t->allocs[k]);
+	print_rows(f, rows, t->nallocs + 1, md);
+	free(rows);
+	print_counters(f, t, md);
+	if (md)
+		fputc('\n', f);
+	print_failures(f, t, md);
+}
+
+static void print_text(FILE *f, const ar_res_set_t *rep, int md)
 {
 	if (md)
 		fprintf(f, "## Allocator comparison (%s)\n\n", rep->path);
 	for (size_t i = 0; i < rep->ntraces; i++) {
-		const ar_rep_trace_t *t = &rep->traces[i];
-		trace_heading(f, rep, t, md);
-		row_t *rows = ar_rep_xcalloc(t->nallocs + 1, sizeof *rows);
-		for (int c = 0; c < NCOLS; c++)
-			snprintf(rows[0][c], CELL, "%s", ar_rep_columns[c]);
-		for (size_t k = 0; k < t->nallocs; k++)
-			ar_rep_fill_row(rows[k + 1], &t->allocs[k]);
-		print_rows(f, rows, t->nallocs + 1, md);
-		free(rows);
-		print_counters(f, t, md);
-		if (md)
-			fputc('\n', f);
-		print_failures(f, t, md);
+		ar_res_print_trace(f, rep, &rep->traces[i], md);
 		fputc('\n', f);
 	}
-	fprintf(f, md ? "_%s_\n" : "(%s)\n", ar_rep_columns_note);
+	fprintf(f, md ? "_%s_\n" : "(%s)\n", ar_res_columns_note);
 }
 
 /* Union of the counter names in the model, for the CSV columns. */
-static size_t counter_names(const ar_rep_t *rep, const char **names, size_t max)
+static size_t counter_names(const ar_res_set_t *rep, const char **names, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < rep->ntraces; i++)
@@ -240,10 +246,10 @@ static void csv_num(FILE *f, double v)
 {
 	fputc(',', f);
 	if (!isnan(v))
-		ar_rep_put_json_num(f, v);
+		ar_res_put_json_num(f, v);
 }
 
-static void print_csv(FILE *f, const ar_rep_t *rep)
+static void print_csv(FILE *f, const ar_res_set_t *rep)
 {
 	const char *cn[32];
 	size_t ncn = counter_names(rep, cn, 32);
@@ -257,20 +263,20 @@ static void print_csv(FILE *f, const ar_rep_t *rep)
 		fprintf(f, ",%s", cn[k]);
 	fputs(",failures\n", f);
 	for (size_t i = 0; i < rep->ntraces; i++) {
-		const ar_rep_trace_t *t = &rep->traces[i];
+		const ar_res_trace_t *t = &rep->traces[i];
 		for (size_t j = 0; j < t->nallocs; j++) {
-			const ar_rep_alloc_t *a = &t->allocs[j];
+			const ar_res_alloc_t *a = &t->allocs[j];
 			fprintf(f, "%s,", t->sha256);
-			ar_rep_put_csv_str(f, t->name);
+			ar_res_put_csv_str(f, t->name);
 			fputc(',', f);
-			ar_rep_put_csv_str(f, t->host);
+			ar_res_put_csv_str(f, t->host);
 			fprintf(f, ",%lld,", (long long)t->threads);
-			ar_rep_put_csv_str(f, a->name);
+			ar_res_put_csv_str(f, a->name);
 			fputc(',', f);
-			ar_rep_put_csv_str(f, a->version);
+			ar_res_put_csv_str(f, a->version);
 			fprintf(f, ",%d,%d", a->runs_ok, a->runs_total);
 			const double v[] = {a->ops_per_sec.med, a->ops_per_sec.min, a->ops_per_sec.max,
-					    ar_rep_spread(&a->ops_per_sec), a->speed_vs_glibc, a->p50_ns.med,
+					    ar_res_spread(&a->ops_per_sec), a->speed_vs_glibc, a->p50_ns.med,
 					    a->p99_ns.med, a->p999_ns.med, a->max_ns.med, a->heap_bytes.med,
 					    a->heap_bytes.min, a->heap_bytes.max, a->heap_vs_glibc, a->frag.med,
 					    a->minor_faults.med, a->major_faults.med, a->failed_allocs.med};
@@ -284,41 +290,65 @@ static void print_csv(FILE *f, const ar_rep_t *rep)
 				csv_num(f, cv);
 			}
 			fputc(',', f);
-			char *fails = ar_rep_strdup("");
+			char *fails = ar_res_strdup("");
 			for (size_t k = 0; k < a->nfails; k++) {
-				char *n = ar_rep_strf("%s%s%s: %s", fails, k ? " | " : "", a->fails[k].status,
+				char *n = ar_res_strf("%s%s%s: %s", fails, k ? " | " : "", a->fails[k].status,
 						      a->fails[k].reason ? a->fails[k].reason : "");
 				free(fails);
 				fails = n;
 			}
-			ar_rep_put_csv_str(f, fails);
+			ar_res_put_csv_str(f, fails);
 			free(fails);
 			fputc('\n', f);
 		}
 	}
 }
 
-static void json_stat(FILE *f, const char *key, const ar_rep_stat_t *s)
+static void json_stat(FILE *f, const char *key, const ar_res_stat_t *s)
 {
 	fprintf(f, "\"%s\": {\"median\": ", key);
-	ar_rep_put_json_num(f, s->med);
+	ar_res_put_json_num(f, s->med);
 	fputs(", \"min\": ", f);
-	ar_rep_put_json_num(f, s->min);
+	ar_res_put_json_num(f, s->min);
 	fputs(", \"max\": ", f);
-	ar_rep_put_json_num(f, s->max);
+	ar_res_put_json_num(f, s->max);
 	fprintf(f, ", \"n\": %d}", s->n);
 }
 
-static void json_alloc(FILE *f, const ar_rep_alloc_t *a)
+/* One run, on one line; run_id and run_uuid null when it was not stored. */
+static void json_run(FILE *f, const ar_res_run_t *r, int first)
+{
+	fputs(first ? "\n          {\"run_id\":" : ",\n          {\"run_id\":", f);
+	ar_res_put_json_num(f, r->run_id > 0 ? (double)r->run_id : NAN);
+	fputs(",\"run_uuid\":", f);
+	ar_res_put_json_str(f, r->run_uuid);
+	fprintf(f, ",\"repetition\":%d,\"status\":", r->repetition);
+	ar_res_put_json_str(f, r->status);
+	fputs(",\"reason\":", f);
+	ar_res_put_json_str(f, r->reason);
+	fputs(",\"library_path\":", f);
+	ar_res_put_json_str(f, r->library_path);
+	fputs(",\"ops\":", f);
+	ar_res_put_json_num(f, r->ops);
+	fputs(",\"wall_ns\":", f);
+	ar_res_put_json_num(f, r->wall_ns);
+	for (int m = 0; m < AR_RES_NFIG; m++) {
+		fprintf(f, ",\"%s\":", ar_res_fig_names[m]);
+		ar_res_put_json_num(f, r->fig[m]);
+	}
+	fputc('}', f);
+}
+
+static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 {
 	fputs("        {\"name\": ", f);
-	ar_rep_put_json_str(f, a->name);
+	ar_res_put_json_str(f, a->name);
 	fputs(", \"version\": ", f);
-	ar_rep_put_json_str(f, a->version);
+	ar_res_put_json_str(f, a->version);
 	fprintf(f, ", \"runs_ok\": %d, \"runs_total\": %d,\n         ", a->runs_ok, a->runs_total);
 	const struct {
 		const char *k;
-		const ar_rep_stat_t *s;
+		const ar_res_stat_t *s;
 	} st[] = {{"ops_per_sec", &a->ops_per_sec}, {"p50_ns", &a->p50_ns}, {"p99_ns", &a->p99_ns},
 		  {"p999_ns", &a->p999_ns}, {"max_ns", &a->max_ns}, {"peak_heap_rss_bytes", &a->heap_bytes},
 		  {"final_heap_rss_bytes", &a->final_heap_bytes}, {"fragmentation", &a->frag},
@@ -329,88 +359,112 @@ static void json_alloc(FILE *f, const ar_rep_alloc_t *a)
 		fputs(",\n         ", f);
 	}
 	fputs("\"ops_per_sec_spread\": ", f);
-	ar_rep_put_json_num(f, ar_rep_spread(&a->ops_per_sec));
+	ar_res_put_json_num(f, ar_res_spread(&a->ops_per_sec));
 	fputs(", \"speed_vs_glibc\": ", f);
-	ar_rep_put_json_num(f, a->speed_vs_glibc);
+	ar_res_put_json_num(f, a->speed_vs_glibc);
 	fputs(", \"heap_rss_vs_glibc\": ", f);
-	ar_rep_put_json_num(f, a->heap_vs_glibc);
+	ar_res_put_json_num(f, a->heap_vs_glibc);
 	fputs(",\n         \"counters\": {", f);
 	for (size_t k = 0; k < a->ncounters; k++) {
 		fprintf(f, "%s", k ? ", " : "");
-		ar_rep_put_json_str(f, a->counters[k].name);
+		ar_res_put_json_str(f, a->counters[k].name);
 		fputs(": {\"median\": ", f);
-		ar_rep_put_json_num(f, a->counters[k].value.med);
+		ar_res_put_json_num(f, a->counters[k].value.med);
 		fputs(", \"reason\": ", f);
-		ar_rep_put_json_str(f, a->counters[k].reason);
+		ar_res_put_json_str(f, a->counters[k].reason);
 		fputc('}', f);
 	}
 	fputs("},\n         \"failures\": [", f);
 	for (size_t k = 0; k < a->nfails; k++) {
 		fprintf(f, "%s{\"run_id\": %lld, \"repetition\": %d, \"status\": ", k ? ", " : "",
 			(long long)a->fails[k].run_id, a->fails[k].repetition);
-		ar_rep_put_json_str(f, a->fails[k].status);
+		ar_res_put_json_str(f, a->fails[k].status);
 		fputs(", \"reason\": ", f);
-		ar_rep_put_json_str(f, a->fails[k].reason);
+		ar_res_put_json_str(f, a->fails[k].reason);
 		fputc('}', f);
+	}
+	fputs("],\n         \"runs\": [", f);
+	for (size_t k = 0; k < a->nruns; k++)
+		json_run(f, &a->runs[k], k == 0);
+	fputs("]}", f);
+}
+
+void ar_res_json_begin(FILE *f, const char *database)
+{
+	fprintf(f, "{\"format_version\": %d, \"baseline\": \"%s\", \"database\": ", AR_RES_FORMAT_VERSION,
+		AR_RES_BASELINE);
+	ar_res_put_json_str(f, database);
+	fputs(",\n \"traces\": [\n", f);
+}
+
+void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
+{
+	fputs(first ? "  {\"sha256\": " : ",\n  {\"sha256\": ", f);
+	ar_res_put_json_str(f, t->sha256);
+	fputs(", \"name\": ", f);
+	ar_res_put_json_str(f, t->name);
+	fputs(", \"program\": ", f);
+	ar_res_put_json_str(f, t->program);
+	fputs(", \"host\": ", f);
+	ar_res_put_json_str(f, t->host);
+	fputs(", \"status\": ", f);
+	ar_res_put_json_str(f, t->status);
+	fprintf(f, ",\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
+		   "\n   \"allocators\": [\n",
+		(long long)t->events, (long long)t->threads, (long long)t->calls, (long long)t->peak_live_bytes);
+	for (size_t j = 0; j < t->nallocs; j++) {
+		json_alloc(f, &t->allocs[j]);
+		fputs(j + 1 < t->nallocs ? ",\n" : "\n", f);
+	}
+	fputs("   ]}", f);
+}
+
+static void json_series(FILE *f, const ar_res_series_t *s)
+{
+	fputs("{\"scenario\": ", f);
+	ar_res_put_json_str(f, s->scenario);
+	fputs(", \"host\": ", f);
+	ar_res_put_json_str(f, s->host);
+	fputs(", \"points\": [", f);
+	for (size_t p = 0; p < s->npoints; p++) {
+		fprintf(f, "%s{\"threads\": %lld, \"trace_sha256\": \"%s\", \"ops_per_sec\": {", p ? ", " : "",
+			(long long)s->points[p]->threads, s->points[p]->sha256);
+		for (size_t j = 0; j < s->points[p]->nallocs; j++) {
+			const ar_res_alloc_t *a = &s->points[p]->allocs[j];
+			fputs(j ? ", " : "", f);
+			ar_res_put_json_str(f, a->name);
+			fputs(": ", f);
+			ar_res_put_json_num(f, a->ops_per_sec.med);
+		}
+		fputs("}}", f);
 	}
 	fputs("]}", f);
 }
 
-static void print_json(FILE *f, const ar_rep_t *rep)
+void ar_res_json_end(FILE *f, const ar_res_series_t *series, size_t nseries)
 {
-	fputs("{\"database\": ", f);
-	ar_rep_put_json_str(f, rep->path);
-	fputs(",\n \"traces\": [\n", f);
-	for (size_t i = 0; i < rep->ntraces; i++) {
-		const ar_rep_trace_t *t = &rep->traces[i];
-		fputs("  {\"sha256\": ", f);
-		ar_rep_put_json_str(f, t->sha256);
-		fputs(", \"name\": ", f);
-		ar_rep_put_json_str(f, t->name);
-		fputs(", \"program\": ", f);
-		ar_rep_put_json_str(f, t->program);
-		fputs(", \"host\": ", f);
-		ar_rep_put_json_str(f, t->host);
-		fputs(", \"status\": ", f);
-		ar_rep_put_json_str(f, t->status);
-		fprintf(f, ",\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
-			   "\n   \"allocators\": [\n",
-			(long long)t->events, (long long)t->threads, (long long)t->calls, (long long)t->peak_live_bytes);
-		for (size_t j = 0; j < t->nallocs; j++) {
-			json_alloc(f, &t->allocs[j]);
-			fputs(j + 1 < t->nallocs ? ",\n" : "\n", f);
-		}
-		fprintf(f, "   ]}%s\n", i + 1 < rep->ntraces ? "," : "");
-	}
-	fputs(" ],\n \"scaling\": [", f);
-	for (size_t i = 0; i < rep->nseries; i++) {
-		const ar_rep_series_t *s = &rep->series[i];
-		fprintf(f, "%s\n  {\"scenario\": ", i ? "," : "");
-		ar_rep_put_json_str(f, s->scenario);
-		fputs(", \"host\": ", f);
-		ar_rep_put_json_str(f, s->host);
-		fputs(", \"points\": [", f);
-		for (size_t p = 0; p < s->npoints; p++) {
-			fprintf(f, "%s{\"threads\": %lld, \"trace_sha256\": \"%s\", \"ops_per_sec\": {", p ? ", " : "",
-				(long long)s->points[p]->threads, s->points[p]->sha256);
-			for (size_t j = 0; j < s->points[p]->nallocs; j++) {
-				const ar_rep_alloc_t *a = &s->points[p]->allocs[j];
-				fprintf(f, "%s\"%s\": ", j ? ", " : "", a->name);
-				ar_rep_put_json_num(f, a->ops_per_sec.med);
-			}
-			fputs("}}", f);
-		}
-		fputs("]}", f);
+	fputs("\n ],\n \"scaling\": [", f);
+	for (size_t i = 0; i < nseries; i++) {
+		fputs(i ? ",\n  " : "\n  ", f);
+		json_series(f, &series[i]);
 	}
 	fputs("]}\n", f);
 }
 
-void ar_rep_print(FILE *f, const ar_rep_t *rep, enum ar_rep_format fmt)
+static void print_json(FILE *f, const ar_res_set_t *rep)
+{
+	ar_res_json_begin(f, rep->path);
+	for (size_t i = 0; i < rep->ntraces; i++)
+		ar_res_json_trace(f, &rep->traces[i], i == 0);
+	ar_res_json_end(f, rep->series, rep->nseries);
+}
+
+void ar_res_print(FILE *f, const ar_res_set_t *rep, enum ar_res_format fmt)
 {
 	switch (fmt) {
-	case AR_REP_TABLE: print_text(f, rep, 0); break;
-	case AR_REP_MARKDOWN: print_text(f, rep, 1); break;
-	case AR_REP_CSV: print_csv(f, rep); break;
-	case AR_REP_JSON: print_json(f, rep); break;
+	case AR_RES_TABLE: print_text(f, rep, 0); break;
+	case AR_RES_MARKDOWN: print_text(f, rep, 1); break;
+	case AR_RES_CSV: print_csv(f, rep); break;
+	case AR_RES_JSON: print_json(f, rep); break;
 	}
 }

@@ -1,9 +1,10 @@
 /*
- * report_data.c — load the comparison model from a results database
- * (docs/RESULTS.md): one ar_rep_trace_t per trace x host, in the order the
- * trace was first replayed; in each, one ar_rep_alloc_t per allocator with
- * medians and ranges over its ok runs (run_summary), its failed runs with
- * their reason, and its hardware counters (NULL values keep their reason).
+ * load.c — the comparison read from a results database (docs/RESULTS.md):
+ * one ar_res_trace_t per trace x host, in the order the trace was first
+ * replayed; in each, one ar_res_alloc_t per allocator (glibc first) whose
+ * runs (run_summary) go through compare.c like allocreplay's own, its failed
+ * runs with their reason, and its hardware counters (NULL values keep their
+ * reason); timelines and latency histograms on demand.
  *
  * Traces that are "the same scenario at different thread counts" form a
  * thread-scaling series: their recorded command lines (traces.program) are
@@ -21,7 +22,7 @@
 #include <strings.h>
 
 #include "ar_cli.h"
-#include "report_model.h"
+#include "ar_results.h"
 
 static void complain(const char *path, const char *what, sqlite3 *db)
 {
@@ -47,7 +48,7 @@ static double col_num(sqlite3_stmt *st, int i)
 
 static char *col_str(sqlite3_stmt *st, int i)
 {
-	return ar_rep_strdup((const char *)sqlite3_column_text(st, i));
+	return ar_res_strdup((const char *)sqlite3_column_text(st, i));
 }
 
 /* program without "--threads N" or "--threads=N"; NULL when absent. */
@@ -55,7 +56,7 @@ static char *scenario_of(const char *program)
 {
 	if (!program)
 		return NULL;
-	char *out = ar_rep_xcalloc(strlen(program) + 1, 1), *copy = ar_rep_strdup(program);
+	char *out = ar_res_xcalloc(strlen(program) + 1, 1), *copy = ar_res_strdup(program);
 	int found = 0;
 	size_t len = 0;
 	for (char *save = NULL, *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
@@ -88,59 +89,30 @@ static int matches(const char *filter, const char *sha, const char *name)
 	return n >= 4 && sha && strlen(sha) >= n && !strncasecmp(filter, sha, n);
 }
 
-/* Per-allocator accumulation while reading its runs. */
-enum { M_OPS, M_P50, M_P99, M_P999, M_MAX, M_HEAP, M_FINAL, M_FRAG, M_MINF, M_MAJF, M_FAILED, M_N };
-
-typedef struct acc {
-	double *v[M_N];
-	size_t n, cap;
-} acc_t;
-
-static ar_rep_alloc_t *alloc_slot(ar_rep_trace_t *t, acc_t **accs, const char *name, const char *version)
+/* One row of the runs query below as a run of the comparison. */
+static void row_run(sqlite3_stmt *st, ar_res_run_t *r)
 {
-	for (size_t i = 0; i < t->nallocs; i++)
-		if (!strcmp(t->allocs[i].name, name))
-			return &t->allocs[i];
-	t->allocs = realloc(t->allocs, (t->nallocs + 1) * sizeof *t->allocs);
-	*accs = realloc(*accs, (t->nallocs + 1) * sizeof **accs);
-	if (!t->allocs || !*accs) {
-		ar_cli_error(NULL, "out of memory");
-		exit(2);
-	}
-	ar_rep_alloc_t *a = &t->allocs[t->nallocs];
-	memset(a, 0, sizeof *a);
-	memset(&(*accs)[t->nallocs], 0, sizeof **accs);
-	a->name = ar_rep_strdup(name);
-	a->version = ar_rep_strdup(version);
-	a->speed_vs_glibc = a->heap_vs_glibc = NAN;
-	t->nallocs++;
-	return a;
+	memset(r, 0, sizeof *r);
+	r->run_id = sqlite3_column_int64(st, 0);
+	r->repetition = sqlite3_column_int(st, 3);
+	r->status = (char *)sqlite3_column_text(st, 4);
+	r->reason = (char *)sqlite3_column_text(st, 5);
+	for (int m = 0; m < AR_RES_NFIG; m++)
+		r->fig[m] = col_num(st, 6 + m);
+	r->run_uuid = (char *)sqlite3_column_text(st, 6 + AR_RES_NFIG);
+	r->library_path = (char *)sqlite3_column_text(st, 7 + AR_RES_NFIG);
+	r->ops = col_num(st, 8 + AR_RES_NFIG);
+	r->wall_ns = col_num(st, 9 + AR_RES_NFIG);
 }
 
-static void acc_push(acc_t *c, const double *vals)
-{
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 8;
-		for (int m = 0; m < M_N; m++) {
-			c->v[m] = realloc(c->v[m], c->cap * sizeof(double));
-			if (!c->v[m]) {
-				ar_cli_error(NULL, "out of memory");
-				exit(2);
-			}
-		}
-	}
-	for (int m = 0; m < M_N; m++)
-		c->v[m][c->n] = vals[m];
-	c->n++;
-}
-
-static int load_runs(ar_rep_t *rep, ar_rep_trace_t *t)
+/* Every run of trace t on its host, into the comparison (glibc first). */
+static int load_runs(ar_res_set_t *rep, ar_res_trace_t *t)
 {
 	sqlite3_stmt *st = prepare(rep->db, rep->path,
 		"SELECT s.run_id, s.allocator, r.allocator_version, s.repetition, s.status, s.reason,"
 		"       s.ops_per_sec, s.p50_ns, s.p99_ns, s.p999_ns, s.max_ns, s.peak_heap_rss_bytes,"
 		"       r.final_heap_rss_bytes, s.fragmentation, s.minor_faults, s.major_faults,"
-		"       s.failed_allocs"
+		"       s.failed_allocs, r.run_uuid, s.library_path, s.ops, s.wall_ns"
 		" FROM run_summary s JOIN runs r ON r.run_id = s.run_id"
 		" WHERE s.trace_sha256 = ?1 AND s.host IS ?2"
 		" ORDER BY s.allocator <> 'glibc', s.run_id");
@@ -149,87 +121,45 @@ static int load_runs(ar_rep_t *rep, ar_rep_trace_t *t)
 	sqlite3_bind_text(st, 1, t->sha256, -1, SQLITE_STATIC);
 	if (t->host)
 		sqlite3_bind_text(st, 2, t->host, -1, SQLITE_STATIC);
-	acc_t *accs = NULL;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ar_rep_alloc_t *a = alloc_slot(t, &accs, (const char *)sqlite3_column_text(st, 1),
-					       (const char *)sqlite3_column_text(st, 2));
-		acc_t *c = &accs[a - t->allocs];
-		a->runs_total++;
-		const char *status = (const char *)sqlite3_column_text(st, 4);
-		if (status && !strcmp(status, "ok")) {
-			a->runs_ok++;
-			a->ok_runs = realloc(a->ok_runs, (a->n_ok_runs + 1) * sizeof *a->ok_runs);
-			if (!a->ok_runs)
-				exit(2);
-			a->ok_runs[a->n_ok_runs++] = sqlite3_column_int64(st, 0);
-			double vals[M_N];
-			for (int m = 0; m < M_N; m++)
-				vals[m] = col_num(st, 6 + m);
-			acc_push(c, vals);
-		} else {
-			a->fails = realloc(a->fails, (a->nfails + 1) * sizeof *a->fails);
-			if (!a->fails)
-				exit(2);
-			ar_rep_fail_t *fl = &a->fails[a->nfails++];
-			fl->run_id = sqlite3_column_int64(st, 0);
-			fl->repetition = sqlite3_column_int(st, 3);
-			fl->status = ar_rep_strdup(status ? status : "?");
-			fl->reason = col_str(st, 5);
-		}
+		ar_res_alloc_t *a = ar_res_alloc_slot(t, (const char *)sqlite3_column_text(st, 1),
+						      (const char *)sqlite3_column_text(st, 2));
+		ar_res_run_t r;
+		row_run(st, &r);
+		ar_res_add_run(a, &r);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		complain(rep->path, "reading runs", rep->db);
 		return -1;
 	}
-	for (size_t i = 0; i < t->nallocs; i++) {
-		ar_rep_alloc_t *a = &t->allocs[i];
-		acc_t *c = &accs[i];
-		ar_rep_stat_t *dst[M_N] = {&a->ops_per_sec, &a->p50_ns, &a->p99_ns, &a->p999_ns, &a->max_ns,
-					   &a->heap_bytes, &a->final_heap_bytes, &a->frag, &a->minor_faults,
-					   &a->major_faults, &a->failed_allocs};
-		for (int m = 0; m < M_N; m++) {
-			*dst[m] = ar_rep_stat(c->v[m], c->n);
-			free(c->v[m]);
-		}
-	}
-	free(accs);
-	const ar_rep_alloc_t *g = ar_rep_find(t, "glibc");
-	for (size_t i = 0; g && i < t->nallocs; i++) {
-		ar_rep_alloc_t *a = &t->allocs[i];
-		if (g->ops_per_sec.med > 0)
-			a->speed_vs_glibc = a->ops_per_sec.med / g->ops_per_sec.med;
-		if (g->heap_bytes.med > 0)
-			a->heap_vs_glibc = a->heap_bytes.med / g->heap_bytes.med;
-	}
+	ar_res_finish(t);
 	return 0;
 }
 
-/* Does table have column? (Databases before schema 3 lack counters.source
- * and runs.access_pass_ns; the report reads every version it can.) */
-static int has_column(sqlite3 *db, const char *table, const char *column)
+/* The database's schema version (PRAGMA user_version; results/sql/): the
+ * report reads every version it can, by version rather than by probing
+ * columns. -1 when unreadable. */
+static int schema_version(sqlite3 *db)
 {
 	sqlite3_stmt *st;
-	int found = 0;
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1, &st,
-			       NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
-		found = sqlite3_column_int(st, 0) > 0;
+		v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	return found;
+	return v;
 }
 
 /* Counters per allocator, medians over its ok runs. Simulated counters
  * (counters.source = 'sim', allocreplay --counters sim) are named "sim."
  * + name, so a figure always says where it came from; the access pass's
  * time (runs.access_pass_ns) is listed with them. */
-static int load_counters(ar_rep_t *rep, ar_rep_trace_t *t)
+static int load_counters(ar_res_set_t *rep, ar_res_trace_t *t)
 {
-	int v3 = has_column(rep->db, "counters", "source") && has_column(rep->db, "runs", "access_pass_ns");
+	int v3 = schema_version(rep->db) >= 3; /* counters.source, runs.access_pass_ns */
 	sqlite3_stmt *st = prepare(rep->db, rep->path, v3 ?
 		"SELECT allocator, name, value, reason FROM ("
 		" SELECT r.allocator, r.run_id, CASE WHEN c.source = 'sim' THEN 'sim.' || c.name ELSE c.name END"
@@ -248,19 +178,19 @@ static int load_counters(ar_rep_t *rep, ar_rep_trace_t *t)
 		sqlite3_bind_text(st, 2, t->host, -1, SQLITE_STATIC);
 	double *vals = NULL;
 	size_t nv = 0, cap = 0;
-	ar_rep_alloc_t *cur_a = NULL; /* rows come grouped by (allocator, counter) */
-	ar_rep_counter_t *cur = NULL;
+	ar_res_alloc_t *cur_a = NULL; /* rows come grouped by (allocator, counter) */
+	ar_res_counter_t *cur = NULL;
 	int rc;
 	for (;;) {
 		rc = sqlite3_step(st);
 		const char *an = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
 		const char *cn = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
-		ar_rep_alloc_t *a = NULL;
+		ar_res_alloc_t *a = NULL;
 		for (size_t i = 0; an && i < t->nallocs; i++)
 			if (!strcmp(t->allocs[i].name, an))
 				a = &t->allocs[i];
 		if (cur && (a != cur_a || !cn || strcmp(cur->name, cn))) {
-			cur->value = ar_rep_stat(vals, nv);
+			cur->value = ar_res_stat(vals, nv);
 			cur = NULL;
 			nv = 0;
 		}
@@ -274,7 +204,7 @@ static int load_counters(ar_rep_t *rep, ar_rep_trace_t *t)
 				exit(2);
 			cur = &a->counters[a->ncounters++];
 			memset(cur, 0, sizeof *cur);
-			cur->name = ar_rep_strdup(cn);
+			cur->name = ar_res_strdup(cn);
 			cur_a = a;
 		}
 		if (nv == cap) {
@@ -298,7 +228,7 @@ static int load_counters(ar_rep_t *rep, ar_rep_trace_t *t)
 
 static int cmp_point(const void *a, const void *b)
 {
-	const ar_rep_trace_t *x = *(const ar_rep_trace_t *const *)a, *y = *(const ar_rep_trace_t *const *)b;
+	const ar_res_trace_t *x = *(const ar_res_trace_t *const *)a, *y = *(const ar_res_trace_t *const *)b;
 	return (x->threads > y->threads) - (x->threads < y->threads);
 }
 
@@ -307,10 +237,10 @@ static int same_host(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static void build_series(ar_rep_t *rep)
+static void build_series(ar_res_set_t *rep)
 {
 	for (size_t i = 0; i < rep->ntraces; i++) {
-		const ar_rep_trace_t *t = &rep->traces[i];
+		const ar_res_trace_t *t = &rep->traces[i];
 		if (!t->scenario)
 			continue;
 		int seen = 0;
@@ -319,10 +249,10 @@ static void build_series(ar_rep_t *rep)
 				seen = 1;
 		if (seen)
 			continue;
-		ar_rep_series_t s = {ar_rep_strdup(t->scenario), ar_rep_strdup(t->host), 0,
-				     ar_rep_xcalloc(rep->ntraces, sizeof(ar_rep_trace_t *))};
+		ar_res_series_t s = {ar_res_strdup(t->scenario), ar_res_strdup(t->host), 0,
+				     ar_res_xcalloc(rep->ntraces, sizeof(ar_res_trace_t *))};
 		for (size_t j = i; j < rep->ntraces; j++) {
-			const ar_rep_trace_t *u = &rep->traces[j];
+			const ar_res_trace_t *u = &rep->traces[j];
 			if (!u->scenario || strcmp(u->scenario, t->scenario) || !same_host(u->host, t->host))
 				continue;
 			int dup = 0; /* the first trace replayed at a thread count stands for it */
@@ -345,16 +275,15 @@ static void build_series(ar_rep_t *rep)
 	}
 }
 
-int ar_rep_load(ar_rep_t *rep, const char *path, const char *filter, int *usage)
+int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *usage)
 {
 	memset(rep, 0, sizeof *rep);
 	rep->path = path;
 	*usage = 0;
-	if (sqlite3_open_v2(path, &rep->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (ar_res_db_open_readonly(path, &rep->db) != 0) {
 		complain(path, "cannot open (create it with: allocreplay TRACE --db FILE)", rep->db);
 		return -1;
 	}
-	sqlite3_busy_timeout(rep->db, 10000);
 	sqlite3_stmt *st = NULL;
 	int ok = sqlite3_prepare_v2(rep->db,
 				    "SELECT (SELECT count(*) FROM sqlite_master"
@@ -388,7 +317,7 @@ int ar_rep_load(ar_rep_t *rep, const char *path, const char *filter, int *usage)
 			if (!rep->traces)
 				exit(2);
 		}
-		ar_rep_trace_t *t = &rep->traces[rep->ntraces++];
+		ar_res_trace_t *t = &rep->traces[rep->ntraces++];
 		memset(t, 0, sizeof *t);
 		t->sha256 = col_str(st, 0);
 		t->name = col_str(st, 1);
@@ -427,34 +356,10 @@ int ar_rep_load(ar_rep_t *rep, const char *path, const char *filter, int *usage)
 	return 0;
 }
 
-void ar_rep_free(ar_rep_t *rep)
+void ar_res_free(ar_res_set_t *rep)
 {
-	for (size_t i = 0; i < rep->ntraces; i++) {
-		ar_rep_trace_t *t = &rep->traces[i];
-		for (size_t j = 0; j < t->nallocs; j++) {
-			ar_rep_alloc_t *a = &t->allocs[j];
-			for (size_t k = 0; k < a->nfails; k++) {
-				free(a->fails[k].status);
-				free(a->fails[k].reason);
-			}
-			for (size_t k = 0; k < a->ncounters; k++) {
-				free(a->counters[k].name);
-				free(a->counters[k].reason);
-			}
-			free(a->fails);
-			free(a->counters);
-			free(a->ok_runs);
-			free(a->name);
-			free(a->version);
-		}
-		free(t->allocs);
-		free(t->sha256);
-		free(t->name);
-		free(t->program);
-		free(t->status);
-		free(t->host);
-		free(t->scenario);
-	}
+	for (size_t i = 0; i < rep->ntraces; i++)
+		ar_res_trace_free(&rep->traces[i]);
 	for (size_t i = 0; i < rep->nseries; i++) {
 		free(rep->series[i].scenario);
 		free(rep->series[i].host);
@@ -462,19 +367,11 @@ void ar_rep_free(ar_rep_t *rep)
 	}
 	free(rep->series);
 	free(rep->traces);
-	sqlite3_close(rep->db);
+	ar_res_db_close(rep->db);
 	memset(rep, 0, sizeof *rep);
 }
 
-const ar_rep_alloc_t *ar_rep_find(const ar_rep_trace_t *t, const char *name)
-{
-	for (size_t i = 0; i < t->nallocs; i++)
-		if (!strcmp(t->allocs[i].name, name))
-			return &t->allocs[i];
-	return NULL;
-}
-
-ar_rep_sample_t *ar_rep_timeline(const ar_rep_t *rep, int64_t run_id, size_t *n)
+ar_res_sample_t *ar_res_timeline(const ar_res_set_t *rep, int64_t run_id, size_t *n)
 {
 	*n = 0;
 	sqlite3_stmt *st = prepare(rep->db, rep->path,
@@ -482,7 +379,7 @@ ar_rep_sample_t *ar_rep_timeline(const ar_rep_t *rep, int64_t run_id, size_t *n)
 	if (!st)
 		return NULL;
 	sqlite3_bind_int64(st, 1, run_id);
-	ar_rep_sample_t *s = NULL;
+	ar_res_sample_t *s = NULL;
 	size_t cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (*n == cap) {
@@ -502,13 +399,13 @@ ar_rep_sample_t *ar_rep_timeline(const ar_rep_t *rep, int64_t run_id, size_t *n)
 
 /* Runs' bucket bounds differ slightly (each run's tick calibration), so the
  * buckets of all runs are walked together in order of their upper bound. */
-ar_rep_cdf_t *ar_rep_latency_cdf(const ar_rep_t *rep, const int64_t *runs, size_t nruns, size_t *n)
+ar_res_cdf_t *ar_res_latency_cdf(const ar_res_set_t *rep, const int64_t *runs, size_t nruns, size_t *n)
 {
 	*n = 0;
 	if (!nruns)
 		return NULL;
 	size_t len = 128 + nruns * 24;
-	char *sql = ar_rep_xcalloc(len, 1);
+	char *sql = ar_res_xcalloc(len, 1);
 	size_t at = (size_t)snprintf(sql, len,
 		"SELECT lo_ns, hi_ns, count FROM histogram WHERE op <> 'all' AND run_id IN (");
 	for (size_t i = 0; i < nruns; i++)
@@ -518,7 +415,7 @@ ar_rep_cdf_t *ar_rep_latency_cdf(const ar_rep_t *rep, const int64_t *runs, size_
 	free(sql);
 	if (!st)
 		return NULL;
-	ar_rep_cdf_t *c = NULL;
+	ar_res_cdf_t *c = NULL;
 	size_t cap = 0;
 	double total = 0, lo0 = NAN;
 	while (sqlite3_step(st) == SQLITE_ROW) {

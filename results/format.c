@@ -1,8 +1,8 @@
 /*
- * report_stats.c — the small pieces every allocreport module uses: median
- * and range over repetitions, spread, human number formats, and writers that
- * escape text for JSON, CSV and HTML. NAN means "not measured" throughout and
- * is printed as "-" or null, never as 0.
+ * format.c — how the results module (and allocreport's HTML, charts and
+ * recommendations) writes figures and text: human number formats, and the
+ * writers that escape text for JSON, CSV and HTML. NAN means "not measured"
+ * throughout and is printed as "-" or null, never as 0.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -11,45 +11,9 @@
 #include <string.h>
 
 #include "ar_cli.h"
-#include "report_model.h"
+#include "ar_results.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Median (mean of the middle two for even n), min, max of the non-NAN
- * values in v; v is reordered. */
-ar_rep_stat_t ar_rep_stat(double *v, size_t n)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(v[i]))
-			v[k++] = v[i];
-	ar_rep_stat_t s = {NAN, NAN, NAN, (int)k};
-	if (!k)
-		return s;
-	qsort(v, k, sizeof *v, cmp_double);
-	s.med = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-	s.min = v[0];
-	s.max = v[k - 1];
-	return s;
-}
-
-double ar_rep_spread(const ar_rep_stat_t *s)
-{
-	if (s->n < 2 || !(s->med > 0))
-		return NAN;
-	return (s->max - s->min) / s->med;
-}
-
-int ar_rep_overlap(const ar_rep_stat_t *a, const ar_rep_stat_t *b)
-{
-	return a->min <= b->max && b->min <= a->max;
-}
-
-const char *ar_rep_fmt_num(char *buf, size_t n, double v)
+const char *ar_res_fmt_num(char *buf, size_t n, double v)
 {
 	if (isnan(v))
 		snprintf(buf, n, "-");
@@ -66,7 +30,7 @@ const char *ar_rep_fmt_num(char *buf, size_t n, double v)
 	return buf;
 }
 
-const char *ar_rep_fmt_bytes(char *buf, size_t n, double v)
+const char *ar_res_fmt_bytes(char *buf, size_t n, double v)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	if (isnan(v)) {
@@ -83,7 +47,7 @@ const char *ar_rep_fmt_bytes(char *buf, size_t n, double v)
 	return buf;
 }
 
-const char *ar_rep_fmt_ns(char *buf, size_t n, double v)
+const char *ar_res_fmt_ns(char *buf, size_t n, double v)
 {
 	static const char *const unit[] = {"ns", "us", "ms", "s"};
 	if (isnan(v)) {
@@ -107,7 +71,7 @@ static void oom(void)
 	exit(2);
 }
 
-char *ar_rep_strf(const char *fmt, ...)
+char *ar_res_strf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -119,7 +83,7 @@ char *ar_rep_strf(const char *fmt, ...)
 	return s;
 }
 
-char *ar_rep_strdup(const char *s)
+char *ar_res_strdup(const char *s)
 {
 	if (!s)
 		return NULL;
@@ -129,7 +93,7 @@ char *ar_rep_strdup(const char *s)
 	return d;
 }
 
-void *ar_rep_xcalloc(size_t n, size_t size)
+void *ar_res_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
@@ -137,7 +101,15 @@ void *ar_rep_xcalloc(size_t n, size_t size)
 	return p;
 }
 
-void ar_rep_put_json_str(FILE *f, const char *s)
+void *ar_res_xrealloc(void *p, size_t size)
+{
+	void *q = realloc(p, size ? size : 1);
+	if (!q)
+		oom();
+	return q;
+}
+
+void ar_res_put_json_str(FILE *f, const char *s)
 {
 	if (!s) {
 		fputs("null", f);
@@ -160,7 +132,7 @@ void ar_rep_put_json_str(FILE *f, const char *s)
 }
 
 /* RFC 4180: quote when needed, double the quotes; NULL is an empty field. */
-void ar_rep_put_csv_str(FILE *f, const char *s)
+void ar_res_put_csv_str(FILE *f, const char *s)
 {
 	if (!s)
 		return;
@@ -177,7 +149,7 @@ void ar_rep_put_csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void ar_rep_put_html(FILE *f, const char *s)
+void ar_res_put_html(FILE *f, const char *s)
 {
 	if (!s)
 		return;
@@ -193,7 +165,7 @@ void ar_rep_put_html(FILE *f, const char *s)
 	}
 }
 
-void ar_rep_put_json_num(FILE *f, double v)
+void ar_res_put_json_num(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
 		fputs("null", f);
