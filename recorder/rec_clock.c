@@ -100,10 +100,20 @@ void rec_clock_rebase(uint64_t old_start_mono_ns)
 	if (!rec_clock_tsc)
 		return;
 	/* Same TSC, same rate; only the zero of "ns since start" moved (a
-	 * fork child starts its own trace). No new 1 ms calibration. */
+	 * fork child starts its own trace). No new 1 ms calibration. The
+	 * parent's writer may have been inside publish() at the fork: the
+	 * child would inherit fit_seq odd, and every event time would spin on
+	 * it for ever, with a half-written fit. So the fit is made again from
+	 * the start pair (written once, at start-up) and a fresh sample. */
 	uint64_t shift = rec_start_mono_ns - old_start_mono_ns;
 	base_ns -= shift;
-	publish(fit_tsc0, fit_ns0 - shift, fit_mult);
+	uint32_t s = atomic_load(&fit_seq);
+	if (s & 1) /* no other thread is left to finish that write */
+		atomic_store(&fit_seq, s + 1);
+	uint64_t t, n;
+	sample(&t, &n);
+	uint64_t mult = rate(t, n);
+	publish(t, n, mult ? mult : fit_mult);
 #else
 	(void)old_start_mono_ns;
 #endif

@@ -1,6 +1,8 @@
 /*
  * rec_hooks.c — the public face of liballocrr-rec.so: the interposed heap
- * functions, process lifecycle hooks (fork, exec, _exit, dlopen) and start-up.
+ * functions, process lifecycle hooks (fork, exec, _exit, dlopen), the
+ * loader calls counted for fork's sake (dl_iterate_phdr, dlopen, dlclose)
+ * and start-up.
  *
  * Every heap hook follows the SPEC 4 ordering rule: a free takes its sequence
  * number before the real free, an allocation after the real call returned,
@@ -17,6 +19,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -145,6 +148,8 @@ static void read_config(void)
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
 }
 
+static void atfork_prepare(void);
+static void atfork_parent(void);
 static void atfork_child(void);
 
 /* Initialise once; runs from the first hook call or the constructor,
@@ -169,7 +174,7 @@ static void rec_init(void)
 	read_config();
 	if (rec_writer_init(0) == 0) {
 		rec_stacks_init();
-		pthread_atfork(NULL, NULL, atfork_child);
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atomic_store(&rec_state, REC_ON);
 		rec_signals_init();
 		rec_thread_t *t = rec_thread_self();
@@ -284,8 +289,28 @@ static void record_anew(void)
 		rec_modules_scan(t);
 }
 
+/* glibc runs prepare handlers last registered first, the others in order;
+ * ours is registered at start-up, usually before the program's, so the
+ * program's prepare handlers (which may allocate and unwind) mostly run
+ * before ours closes the gate, and any that run while it is closed do so on
+ * the forking thread, which passes it (rec_stacks.c). */
+static void atfork_prepare(void)
+{
+	int saved = errno;
+	rec_stacks_fork_prepare();
+	errno = saved;
+}
+
+static void atfork_parent(void)
+{
+	int saved = errno; /* fork's own errno when it failed */
+	rec_stacks_fork_parent();
+	errno = saved;
+}
+
 static void atfork_child(void)
 {
+	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
 	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
 		return;
 	int saved = rec_tls.in_shim;
@@ -642,10 +667,34 @@ AR_EXPORT void _Exit(int status)
 	_exit(status);
 }
 
+/* dl_iterate_phdr, dlopen and dlclose hold the loader's dl_load_write_lock
+ * for a while (a callback, a list update), and a fork child inherits it held
+ * (glibc does not reset it): counted so that a child knows whether it may
+ * unwind (rec_stacks.c). Otherwise plain calls. */
+AR_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	REAL(dl_iterate_phdr);
+	rec_loader_enter(1);
+	int r = real_dl_iterate_phdr(cb, data);
+	rec_loader_leave(1);
+	return r;
+}
+
+AR_EXPORT int dlclose(void *h)
+{
+	REAL(dlclose);
+	rec_loader_enter(0);
+	int r = real_dlclose(h);
+	rec_loader_leave(0);
+	return r;
+}
+
 AR_EXPORT void *dlopen(const char *file, int flags)
 {
 	REAL(dlopen);
+	rec_loader_enter(0);
 	void *h = real_dlopen(file, flags);
+	rec_loader_leave(0);
 	if (h && rec_cfg.stack_depth && !rec_tls.in_shim && atomic_load(&rec_state) == REC_ON) {
 		int saved = errno;
 		rec_tls.in_shim = REC_SHIM_INTERNAL;

@@ -202,6 +202,9 @@ void rec_writer_finish(const char *why, int timeout_ms);
 void rec_writer_reset_child(void);
 /* Warn once on stderr ("allocrr: ...") and stop recording. */
 void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One "allocrr: ..." line on stderr, recording goes on; the caller says it
+ * once. Neither lets SIGXFSZ reach the program. */
+void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Wait until one of the thread's buffers comes back (backpressure). */
 void rec_writer_wait_returned(rec_thread_t *t);
 extern _Atomic int rec_writer_running;
@@ -213,6 +216,18 @@ uint32_t rec_stack_capture(rec_thread_t *t);
 /* Emit module records for every object not reported yet (startup, dlopen). */
 void rec_modules_scan(rec_thread_t *t);
 void rec_stacks_reset_child(void);
+/* Fork safety (pthread_atfork handlers; fork_child runs before any other
+ * child set-up): no thread of ours is inside libunwind or the loader when
+ * fork copies the process, and a child that cannot be sure of that records
+ * without stacks. */
+void rec_stacks_fork_prepare(void);
+void rec_stacks_fork_parent(void);
+void rec_stacks_fork_child(void);
+/* Around every call into the dynamic loader that takes its write lock,
+ * whoever makes it: dl_iterate_phdr (iterate = 1: held for the whole call),
+ * dlopen and dlclose (iterate = 0: held for a list update inside). */
+void rec_loader_enter(int iterate);
+void rec_loader_leave(int iterate);
 
 /* ---- signals (rec_signal.c) -------------------------------------------------------- */
 void rec_signals_init(void);

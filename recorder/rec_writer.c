@@ -129,29 +129,43 @@ static void unlock(void)
 	atomic_store_explicit(&wlock, 0, memory_order_release);
 }
 
-static _Atomic int warned;
-void rec_fail(const char *fmt, ...)
+/* "allocrr: MESSAGE TAIL" as one write to stderr. */
+static void vwarn(const char *fmt, va_list ap, const char *tail)
 {
-	atomic_store(&rec_state, REC_STOPPED);
-	if (atomic_exchange(&warned, 1))
-		return;
 	int saved = rec_tls.in_shim; /* strerror and vsnprintf are ours */
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	char msg[1400];
 	int n = snprintf(msg, sizeof msg, "allocrr: ");
-	va_list ap;
-	va_start(ap, fmt);
 	n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-	va_end(ap);
 	if (n > (int)sizeof msg - 40)
 		n = (int)sizeof msg - 40;
-	n += snprintf(msg + n, sizeof msg - (size_t)n, "; recording stopped\n");
+	n += snprintf(msg + n, sizeof msg - (size_t)n, "%s\n", tail);
 	xfsz_guard_t g; /* stderr may be a file at its RLIMIT_FSIZE too */
 	xfsz_block(&g);
 	ssize_t w = write(2, msg, (size_t)n);
 	(void)w;
 	xfsz_restore(&g);
 	rec_tls.in_shim = saved;
+}
+
+void rec_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vwarn(fmt, ap, "");
+	va_end(ap);
+}
+
+static _Atomic int warned;
+void rec_fail(const char *fmt, ...)
+{
+	atomic_store(&rec_state, REC_STOPPED);
+	if (atomic_exchange(&warned, 1))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vwarn(fmt, ap, "; recording stopped");
+	va_end(ap);
 }
 
 /* ---- header and file --------------------------------------------------------------- */
