@@ -1,7 +1,7 @@
 /*
  * heapstats.c — see heapstats.h. Object births and deaths come from the
- * live-object map (livemap.c, which applies SPEC 4's realloc rule); this file
- * only counts. Threads and stack sites are kept in arrays indexed through
+ * live-object map (livemap.c, over the trace library's live set, which
+ * applies SPEC 4's realloc rule); this file only counts. Threads and stack sites are kept in arrays indexed through
  * small lookups; sizes in an open-addressing table.
  */
 #include <stdlib.h>

@@ -4,10 +4,10 @@
  * object's birth and death in stats). Memory grows with the number of live
  * objects, not with the length of the trace.
  *
- * SPEC 4 and 5.5 decide what is live: an allocation's result from its seq
- * on; a free releases at its seq; a realloc releases its input at seq and
- * acquires its result at seq2, which may come after other threads' events —
- * such an acquisition waits in a small heap until the first event past seq2.
+ * What is live, and when, is the trace library's live set (ar_liveset_t in
+ * ar_trace.h: SPEC 4 and 5.5, shared with the replay compiler); this file
+ * keeps, for each live object, the record statistics want (where and when
+ * it was born, by which thread and stack), tagged onto the set's blocks.
  */
 #ifndef AR_LIVEMAP_H
 #define AR_LIVEMAP_H
@@ -29,28 +29,26 @@ typedef struct ar_live_obj {
 
 /* Called for every object an event releases, before it is forgotten (by is
  * NULL when a newer object took over its address without a release). */
-typedef void (*ar_live_released_fn)(void *ctx, const ar_live_obj_t *obj, const ar_event_t *by);
+typedef void (*ar_livemap_released_fn)(void *ctx, const ar_live_obj_t *obj, const ar_event_t *by);
 /* Called for every object once it is live (live_bytes already counts it). */
-typedef void (*ar_live_acquired_fn)(void *ctx, const ar_live_obj_t *obj);
+typedef void (*ar_livemap_acquired_fn)(void *ctx, const ar_live_obj_t *obj);
 
 typedef struct ar_livemap {
-	ar_live_obj_t *slots; /* open addressing on ptr; ptr 0 = empty, 1 = deleted */
-	uint64_t cap, len, tomb;
-	ar_live_obj_t *pending; /* realloc results waiting for their seq2: min-heap */
-	uint64_t npending, pending_cap;
+	ar_liveset_t set;   /* the blocks; each tag indexes objs */
+	ar_live_obj_t *objs; /* records, reused through a free list */
+	uint64_t *free_objs, nfree, nobjs, objs_cap;
 	uint64_t events; /* events applied */
-	/* Live and peak bytes, saturated at 2^64-1: a hostile trace may claim
-	 * blocks of any size (SPEC 5.5), so the exact sum is kept in 128 bits. */
-	uint64_t live_bytes, peak_live_bytes, peak_seq;
-	unsigned __int128 live_exact;
+	/* Copies of the set's counters, current whenever a callback runs and
+	 * after each call (see ar_liveset_t). */
+	uint64_t len, live_bytes, peak_live_bytes, peak_seq;
 	uint64_t unknown_frees; /* releases of pointers the trace never returned */
-	ar_live_released_fn released;
-	ar_live_acquired_fn acquired;
+	ar_livemap_released_fn released;
+	ar_livemap_acquired_fn acquired;
 	void *ctx;
 } ar_livemap_t;
 
 /* The callbacks may be NULL. */
-void ar_livemap_init(ar_livemap_t *m, ar_live_released_fn released, ar_live_acquired_fn acquired, void *ctx);
+void ar_livemap_init(ar_livemap_t *m, ar_livemap_released_fn released, ar_livemap_acquired_fn acquired, void *ctx);
 void ar_livemap_free(ar_livemap_t *m);
 /* Apply one event, given in sequence order; aux is stored with the objects
  * it allocates. Returns 0 or AR_ENOMEM. */
@@ -64,9 +62,8 @@ int ar_livemap_advance(ar_livemap_t *m, uint64_t seq);
 const ar_live_obj_t *ar_livemap_find(const ar_livemap_t *m, uint64_t ptr);
 /* Call fn for every object still live. */
 void ar_livemap_each(const ar_livemap_t *m, void (*fn)(void *ctx, const ar_live_obj_t *obj), void *ctx);
-/* Bytes an allocation event asked for (count * size for calloc, 2^64-1
- * when that overflows). */
-uint64_t ar_event_request_bytes(const ar_event_t *e);
+/* ar_event_request_bytes(), the bytes an allocation event asked for, is
+ * the trace library's (ar_trace.h). */
 
 /* a + b, or 2^64-1 when that overflows: totals of a trace's byte counts. */
 static inline uint64_t ar_sat_add(uint64_t a, uint64_t b)

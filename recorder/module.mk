@@ -10,7 +10,7 @@
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_thread.c recorder/rec_writer.c \
 	recorder/rec_mem.c recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c \
 	common/cpu.c
-REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c,$(wildcard trace-format/*.c))
+REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
 	-fvisibility=hidden -ftls-model=initial-exec -Irecorder

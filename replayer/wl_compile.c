@@ -5,15 +5,18 @@
  * One pass over the events in global sequence order (ar_reader_next_merged,
  * run on a second thread by wl_decode.c so decoding and compiling overlap).
  * State is proportional to what is live, never to the address space:
- *   - an open-addressing hash table address -> slot of the live blocks
- *     (linear probing, backward-shift deletion: no tombstones to pile up);
- *   - one record per slot (its last op, for dependencies; its size, for the
- *     live-bytes curve); freed slots queue in release order and are reused
- *     first-in first-out;
- *   - realloc results not yet acquired: SPEC 4 says realloc releases its
+ *   - the trace library's live set (ar_liveset_t, ar_trace.h), each live
+ *     block tagged with its slot: it applies SPEC 4 (realloc releases its
  *     input at seq and owns its result only at seq2, and an event of another
- *     thread may sit in between (it may even free the address the realloc
- *     will return), so the result enters the table when the merge passes seq2.
+ *     thread may sit in between — it may even free the address the realloc
+ *     will return — so the result is acquired when the merge passes seq2)
+ *     and counts the live bytes; the same model alloctrace's statistics use;
+ *   - one record per slot (its last op, for dependencies); freed slots queue
+ *     in release order and are reused first-in first-out;
+ *   - blocks whose free the trace lost (their address was handed out again):
+ *     the set forgets them, but the replay never frees them, so their bytes
+ *     and count stay in the workload's live figures (the set counts them
+ *     as displaced; the header's lost_blocks).
  * One stream per trace thread with events, at most AR_WL_MAX_THREADS (a
  * trace with more is refused, AR_ELIMIT); thread indices may be sparse.
  * The ops are written straight into the mapped output file: each thread's
@@ -41,121 +44,12 @@
 
 #define NONE32 0xffffffffu
 
-/* ---- address -> slot table ------------------------------------------------ */
-typedef struct amap {
-	uint64_t *keys; /* 0 = empty (no block lives at address 0) */
-	uint32_t *vals;
-	size_t cap, n;
-	unsigned shift;
-} amap_t;
-
-static inline size_t amap_home(const amap_t *m, uint64_t k)
-{
-	return (size_t)((k * 0x9E3779B97F4A7C15ull) >> m->shift);
-}
-
-static int amap_init(amap_t *m, unsigned log2cap)
-{
-	m->cap = (size_t)1 << log2cap;
-	m->shift = 64 - log2cap;
-	m->n = 0;
-	m->keys = calloc(m->cap, sizeof *m->keys);
-	m->vals = malloc(m->cap * sizeof *m->vals);
-	return m->keys && m->vals ? 0 : -1;
-}
-
-static void amap_free(amap_t *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
-
-static uint32_t amap_get(const amap_t *m, uint64_t k)
-{
-	size_t mask = m->cap - 1;
-	for (size_t i = amap_home(m, k);; i = (i + 1) & mask) {
-		if (m->keys[i] == k)
-			return m->vals[i];
-		if (!m->keys[i])
-			return NONE32;
-	}
-}
-
-static int amap_grow(amap_t *m);
-
-/* Insert or overwrite; returns the previous value or NONE32, or -2 (as
- * uint32) never: growth failure is reported through *oom. */
-static uint32_t amap_put(amap_t *m, uint64_t k, uint32_t v, int *oom)
-{
-	if ((m->n + 1) * 2 > m->cap && amap_grow(m) != 0) {
-		*oom = 1;
-		return NONE32;
-	}
-	size_t mask = m->cap - 1;
-	for (size_t i = amap_home(m, k);; i = (i + 1) & mask) {
-		if (m->keys[i] == k) {
-			uint32_t old = m->vals[i];
-			m->vals[i] = v;
-			return old;
-		}
-		if (!m->keys[i]) {
-			m->keys[i] = k;
-			m->vals[i] = v;
-			m->n++;
-			return NONE32;
-		}
-	}
-}
-
-static int amap_grow(amap_t *m)
-{
-	amap_t g;
-	if (amap_init(&g, 64 - m->shift + 1) != 0) {
-		amap_free(&g);
-		return -1;
-	}
-	int oom = 0;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
-			amap_put(&g, m->keys[i], m->vals[i], &oom);
-	amap_free(m);
-	*m = g;
-	return 0;
-}
-
-/* Remove k; returns its value or NONE32 when absent. */
-static uint32_t amap_del(amap_t *m, uint64_t k)
-{
-	size_t mask = m->cap - 1, i = amap_home(m, k);
-	while (m->keys[i] != k) {
-		if (!m->keys[i])
-			return NONE32;
-		i = (i + 1) & mask;
-	}
-	uint32_t v = m->vals[i];
-	/* Backward shift: pull later entries of the probe run into the hole
-	 * unless their home lies cyclically in (hole, j]. */
-	for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		size_t h = amap_home(m, m->keys[j]);
-		int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
-		if (!stays) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
-			i = j;
-		}
-	}
-	m->keys[i] = 0;
-	m->n--;
-	return v;
-}
-
 /* ---- compiler state ----------------------------------------------------- */
 /* A free slot sits in two FIFO lists at once: its releasing thread's (reused
  * by that thread without any wait) and the global one in release order
  * (stolen by another thread once it is old enough). Both are doubly linked
  * so taking a slot out of either is O(1). */
 typedef struct cslot {
-	uint64_t size;         /* requested bytes of the block it holds */
 	uint64_t last_op;      /* index of the last op on it in last_thread's stream */
 	uint64_t released_seq; /* seq of the release that queued it */
 	uint32_t last_thread;  /* stream of that op, NONE32 before the first */
@@ -169,11 +63,6 @@ typedef struct flist {
 	uint32_t head, tail;
 } flist_t;
 
-typedef struct pending {
-	uint64_t seq2, addr, request;
-	uint32_t slot;
-} pending_t;
-
 typedef struct comp {
 	ar_wl_header_t *hdr;
 	ar_wl_thread_t *thr;
@@ -181,17 +70,11 @@ typedef struct comp {
 	uint32_t *tmap; /* trace thread index -> stream, NONE32 if absent (dense indices) */
 	uint32_t tmap_len;
 	uint64_t *tsorted; /* else: (index << 32 | stream), sorted, nthr entries */
-	amap_t addr;
+	ar_liveset_t live; /* tags are slots */
 	cslot_t *slots;
 	uint32_t nslots, slots_cap;
 	flist_t gfree;   /* all free slots, oldest release first */
 	flist_t *tfree;  /* per stream */
-	pending_t *pend;
-	uint32_t npend, pend_cap;
-	/* 128 bits: a hostile trace may claim blocks of 2^64-1 bytes (SPEC
-	 * 5.5 sets no bound); the header gets the sum saturated (live64). */
-	unsigned __int128 live_bytes;
-	uint64_t live_blocks;
 	uint64_t gops;     /* ops emitted, all streams */
 	uint64_t *g_last;  /* per stream: gops after its last op */
 	uint64_t *sync_budget; /* per stream: SYNC ops it may still hold */
@@ -200,9 +83,19 @@ typedef struct comp {
 	const char *path;
 } comp_t;
 
+/* Live bytes of the replay: the trace's live set plus the blocks it
+ * displaced (their free was lost: the replay never frees them). 128 bits:
+ * a hostile trace may claim blocks of 2^64-1 bytes (SPEC 5.5 sets no
+ * bound); the header gets the sum saturated (live64). */
+static unsigned __int128 live_bytes(const comp_t *c)
+{
+	return c->live.live_exact + c->live.displaced_exact;
+}
+
 static uint64_t live64(const comp_t *c)
 {
-	return c->live_bytes > UINT64_MAX ? UINT64_MAX : (uint64_t)c->live_bytes;
+	unsigned __int128 v = live_bytes(c);
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
 }
 
 /* The stream of trace thread `index`, or NONE32. */
@@ -341,74 +234,43 @@ static uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
 	return c->nslots++;
 }
 
-/* Slot s was released by its last op (which ran on stream last_thread). */
+/* Slot s was released by its last op (which ran on stream last_thread);
+ * the live set no longer has its block. */
 static void slot_release(comp_t *c, uint32_t s, uint64_t seq)
 {
 	cslot_t *sl = &c->slots[s];
-	c->live_bytes -= sl->size;
-	c->live_blocks--;
 	sl->live = 0;
 	sl->released_seq = seq;
 	fl_push(c, &c->tfree[sl->last_thread], s, 0);
 	fl_push(c, &c->gfree, s, 1);
 }
 
-/* Block addr of `request` bytes now lives in slot s. */
-static int acquire(comp_t *c, uint64_t addr, uint32_t s, uint64_t request)
+/* The live set's callback: block b now lives in slot b->tag. (A block
+ * the set displaced, its free lost, keeps its slot and stays live.) */
+static void on_acquired(void *ctx, const ar_live_t *b)
 {
-	int oom = 0;
-	uint32_t old = amap_put(&c->addr, addr, s, &oom);
-	if (oom)
-		return errf(c, AR_ENOMEM, "out of memory for the address table");
-	if (old != NONE32)
-		c->hdr->lost_blocks++; /* its free was never recorded: it stays live */
-	cslot_t *sl = &c->slots[s];
-	sl->size = request;
+	comp_t *c = ctx;
+	cslot_t *sl = &c->slots[b->tag];
 	sl->live = 1;
-	c->live_bytes += request;
-	c->live_blocks++;
 	c->hdr->trace_allocs++;
-	if (c->live_bytes > c->hdr->peak_live_bytes) {
-		/* A new peak, reached by the op that link_op recorded last on s
-		 * (also for a realloc acquired late, at its seq2): --access-pass
-		 * walks the live blocks right after it (workload.h). */
+	if (live_bytes(c) > c->hdr->peak_live_bytes) {
+		/* A new peak, reached by the op that link_op recorded last on the
+		 * slot (also for a realloc acquired late, at its seq2):
+		 * --access-pass walks the live blocks right after it (workload.h). */
 		c->hdr->peak_live_bytes = live64(c);
 		c->hdr->peak_thread = sl->last_thread;
 		c->hdr->peak_op = sl->last_op + 1;
 	}
-	if (c->live_blocks > c->hdr->peak_live_blocks)
-		c->hdr->peak_live_blocks = c->live_blocks;
-	return 0;
+	uint64_t blocks = c->live.len + c->live.displaced;
+	if (blocks > c->hdr->peak_live_blocks)
+		c->hdr->peak_live_blocks = blocks;
 }
 
-/* Acquire realloc results whose seq2 lies before `seq` (SPEC 4). */
-static int flush_pending(comp_t *c, uint64_t seq)
+/* e->result lives in slot s: now, or from e->seq2 on (SPEC 4). */
+static int acquire(comp_t *c, const ar_event_t *e, uint32_t s)
 {
-	for (uint32_t i = 0; i < c->npend;) {
-		pending_t *p = &c->pend[i];
-		if (p->seq2 < seq || seq == UINT64_MAX) { /* UINT64_MAX: the end, flush all */
-			int rc = acquire(c, p->addr, p->slot, p->request);
-			if (rc)
-				return rc;
-			c->pend[i] = c->pend[--c->npend];
-		} else {
-			i++;
-		}
-	}
-	return 0;
-}
-
-static int add_pending(comp_t *c, uint64_t seq2, uint64_t addr, uint32_t s, uint64_t request)
-{
-	if (c->npend == c->pend_cap) {
-		uint32_t cap = c->pend_cap ? c->pend_cap * 2 : 16;
-		pending_t *n = realloc(c->pend, cap * sizeof *n);
-		if (!n)
-			return errf(c, AR_ENOMEM, "out of memory");
-		c->pend = n;
-		c->pend_cap = cap;
-	}
-	c->pend[c->npend++] = (pending_t){ seq2, addr, request, s };
+	if (ar_liveset_acquire(&c->live, e, s) != 0)
+		return errf(c, AR_ENOMEM, "out of memory for the address table");
 	return 0;
 }
 
@@ -431,16 +293,6 @@ static int kind_of(unsigned op)
 
 #define FULL() errf(c, AR_EFORMAT, "a thread has more events than its blocks announced")
 #define NOSLOTS() errf(c, AR_ENOMEM, "out of slots (memory)")
-
-/* Requested bytes of a call with an element count (SPEC 5.5): count x
- * size, saturated (an overflowing calloc returns NULL anyway). */
-static uint64_t request_of(const ar_event_t *e, int kind)
-{
-	if (kind != AR_WL_CALLOC && kind != AR_WL_REALLOCARRAY)
-		return e->size;
-	uint64_t r;
-	return __builtin_mul_overflow(e->count, e->size, &r) ? UINT64_MAX : r;
-}
 
 /* Stream t is about to resume. If other streams did at least
  * AR_WL_SYNC_WINDOW ops since its last one, the recorded thread was held
@@ -473,18 +325,18 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 		c->hdr->skipped_unknown_ops++;
 		return 0;
 	}
-	uint64_t request = request_of(e, kind);
 	int64_t idx;
 	uint32_t s;
+	ar_live_t b;
 	switch (kind) {
 	case AR_WL_FREE:
 		if (!e->ptr) /* free(0): a real, cheap call; replay it as is */
 			return emit(c, t, kind, 0, AR_WL_NOSLOT, 0, 0) < 0 ? FULL() : 0;
-		s = amap_del(&c->addr, e->ptr);
-		if (s == NONE32) {
+		if (!ar_liveset_release(&c->live, e->ptr, e, &b)) {
 			c->hdr->skipped_unknown_frees++;
 			return 0;
 		}
+		s = (uint32_t)b.tag;
 		if ((idx = emit(c, t, kind, 0, s, 0, 0)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
@@ -493,7 +345,12 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 	case AR_WL_REALLOC:
 	case AR_WL_REALLOCARRAY: {
 		uint64_t count = kind == AR_WL_REALLOCARRAY ? e->count : 0;
-		s = e->ptr ? amap_get(&c->addr, e->ptr) : NONE32;
+		uint64_t request = ar_event_request_bytes(e);
+		/* SPEC 5.5: a realloc that succeeded, or realloc(p, 0) returning
+		 * NULL, ends p's life at seq; a failed one leaves p live. */
+		int known = ar_event_releases_input(e) ? ar_liveset_release(&c->live, e->ptr, e, &b)
+						       : ar_liveset_find(&c->live, e->ptr, &b);
+		s = known ? (uint32_t)b.tag : NONE32;
 		if (s == NONE32) { /* realloc(NULL, n), or of an unknown pointer */
 			if (e->ptr)
 				c->hdr->unknown_reallocs++;
@@ -509,20 +366,15 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 				return FULL();
 			link_op(c, t, s, (uint64_t)idx);
 			c->slots[s].live = 1;
-			return add_pending(c, e->seq2, e->result, s, request);
+			return acquire(c, e, s);
 		}
 		unsigned flags = e->result ? 0 : AR_WL_F_TRACE_NULL;
 		if ((idx = emit(c, t, kind, flags, s, e->size, count)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
-		if (e->result) { /* released at seq, result owned at seq2 */
-			amap_del(&c->addr, e->ptr);
-			c->live_bytes -= c->slots[s].size;
-			c->live_blocks--;
-			return add_pending(c, e->seq2, e->result, s, request);
-		}
-		if (request == 0) { /* realloc(p, 0) -> NULL freed p */
-			amap_del(&c->addr, e->ptr);
+		if (e->result) /* released at seq (above), result owned at seq2 */
+			return acquire(c, e, s);
+		if (request == 0) { /* realloc(p, 0) -> NULL freed p (released above) */
 			slot_release(c, s, e->seq);
 		} else {
 			c->hdr->trace_null_results++; /* failed: p stays live */
@@ -540,7 +392,7 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 		if ((idx = emit(c, t, kind, 0, s, e->size, arg)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
-		return acquire(c, e->result, s, request);
+		return acquire(c, e, s);
 	}
 	}
 }
@@ -703,10 +555,7 @@ int ar_wl_compile_progress(const char *trace_path, const char *out_path, const c
 	size_t bytes = 0;
 	if ((rc = open_output(&c, r, out_path, &map, &bytes)) != 0)
 		goto out;
-	if (amap_init(&c.addr, 12) != 0) {
-		rc = errf(&c, AR_ENOMEM, "out of memory");
-		goto out;
-	}
+	ar_liveset_init(&c.live, NULL, on_acquired, &c);
 	uint64_t events = ar_reader_event_count(r);
 	uint64_t interval = (events + AR_WL_SAMPLES - 1) / AR_WL_SAMPLES;
 	if (interval < AR_WL_SAMPLE_MIN_EVENTS)
@@ -724,8 +573,10 @@ int ar_wl_compile_progress(const char *trace_path, const char *out_path, const c
 			rc = errf(&c, AR_EFORMAT, "an event names a thread the trace does not describe");
 			goto out;
 		}
-		if (c.npend && (rc = flush_pending(&c, e.seq)) != 0)
+		if (c.live.npending && ar_liveset_advance(&c.live, e.seq) != 0) {
+			rc = errf(&c, AR_ENOMEM, "out of memory for the address table");
 			goto out;
+		}
 		sync_before(&c, t);
 		if ((rc = process(&c, t, &e)) != 0)
 			goto out;
@@ -740,12 +591,15 @@ int ar_wl_compile_progress(const char *trace_path, const char *out_path, const c
 	if (progress)
 		progress(ctx, k, events);
 	ar_wld_finish(&dec); /* the reader is ours again */
-	if ((rc = flush_pending(&c, UINT64_MAX)) != 0)
+	if (ar_liveset_advance(&c.live, UINT64_MAX) != 0) {
+		rc = errf(&c, AR_ENOMEM, "out of memory for the address table");
 		goto out;
+	}
 	/* A decode error mid-way keeps the valid prefix (DESIGN: nothing lost
 	 * silently): the status says so and the caller reports it. */
 	c.hdr->trace_status = more < 0 ? AR_STATUS_CORRUPT : (uint32_t)ar_reader_status(r);
 	c.hdr->events = k;
+	c.hdr->lost_blocks = c.live.displaced;
 	c.hdr->nslots = c.nslots;
 	c.hdr->final_live_bytes = live64(&c);
 	if (sha256)
@@ -762,9 +616,8 @@ out:
 		munmap(map, bytes);
 	if (rc && out_path)
 		unlink(out_path);
-	amap_free(&c.addr);
+	ar_liveset_free(&c.live);
 	free(c.slots);
-	free(c.pend);
 	free(c.ops);
 	free(c.tmap);
 	free(c.tsorted);

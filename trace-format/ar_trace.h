@@ -345,6 +345,99 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e);
 /* Restart iteration from the first block. */
 void ar_reader_rewind(ar_reader_t *r);
 
+/* ---- the live set (SPEC 4, 5.5) ------------------------------------------- */
+/*
+ * Which blocks a trace says are live, replayed from its events in sequence
+ * order: the one model `alloctrace info|stats` and the replay compiler share.
+ * An allocation's result is live from its seq; a free ends a life at its seq;
+ * a realloc ends its input's life at seq and its result is live only from
+ * seq2, which may come after other threads' events (one may even free the
+ * address the realloc returns): such a result waits, in seq2 order, until
+ * the set advances past seq2. A block is found by its address; each carries
+ * its requested bytes and a `tag` of the caller's (a slot, an index into the
+ * caller's own records). Memory grows with the live blocks, never with the
+ * length of the trace. Not thread-safe; allocates with malloc.
+ */
+
+/* One live block, as the callbacks and lookups see it. */
+typedef struct ar_live {
+	uint64_t ptr;   /* its address (never 0) */
+	uint64_t bytes; /* requested: ar_event_request_bytes() of its allocation */
+	uint64_t tag;   /* the caller's, given when the block was acquired */
+} ar_live_t;
+
+/* A block left the set: released by event `by` (a free, a realloc), or
+ * displaced (by == NULL) when the trace hands out its address again without
+ * a release in between (a lost free). live_exact no longer counts it. */
+typedef void ar_live_released_fn(void *ctx, const ar_live_t *b, const ar_event_t *by);
+/* A block joined the set; live_exact (and the peak) already count it. */
+typedef void ar_live_acquired_fn(void *ctx, const ar_live_t *b);
+
+typedef struct ar_live_pending {
+	uint64_t seq2, ptr, bytes, tag;
+} ar_live_pending_t;
+
+/* The set. Read the counters; leave the rest to the functions below. */
+typedef struct ar_liveset {
+	uint64_t len;        /* live blocks */
+	/* Their bytes, exactly: a hostile trace may claim blocks of any size
+	 * (SPEC 5.5); ar_liveset_live_bytes() saturates it at 2^64-1. */
+	unsigned __int128 live_exact;
+	uint64_t peak_live_bytes, peak_seq; /* the highest live bytes (saturated), and the seq it was reached at */
+	uint64_t unknown_releases; /* releases of addresses not live: never returned, or freed twice */
+	/* Blocks displaced (their address handed out again without a release:
+	 * a lost free) and their bytes, exactly. */
+	uint64_t displaced;
+	unsigned __int128 displaced_exact;
+	uint64_t npending;         /* realloc results waiting for their seq2 */
+	/* private */
+	ar_live_t *tab; /* open addressing on ptr, 0 = empty; backward-shift deletion */
+	uint64_t cap;
+	unsigned shift;
+	ar_live_pending_t *pending; /* a min-heap on seq2 */
+	uint64_t pending_cap;
+	ar_live_released_fn *released;
+	ar_live_acquired_fn *acquired;
+	void *ctx;
+} ar_liveset_t;
+
+/* An empty set (allocates nothing yet); either callback may be NULL. */
+void ar_liveset_init(ar_liveset_t *ls, ar_live_released_fn *released, ar_live_acquired_fn *acquired, void *ctx);
+/* Free the set's memory (no callbacks); it is empty and initialised again. */
+void ar_liveset_free(ar_liveset_t *ls);
+/*
+ * Everything one event does to the set (SPEC 4, 5.5), e given in sequence
+ * order: ar_liveset_advance(e->seq); the release of e->ptr when
+ * ar_event_releases_input(e); the acquisition of e->result (tagged `tag`)
+ * when e is an allocation that returned non-NULL. 0 or AR_ENOMEM.
+ */
+int ar_liveset_apply(ar_liveset_t *ls, const ar_event_t *e, uint64_t tag);
+/* The steps of ar_liveset_apply, for callers that act between them. */
+/* Acquire the waiting realloc results whose seq2 < seq, in seq2 order;
+ * seq == UINT64_MAX acquires them all (after the last event). 0 or AR_ENOMEM. */
+int ar_liveset_advance(ar_liveset_t *ls, uint64_t seq);
+/* End the life of the block at ptr: 1 with *out (may be NULL) filled and
+ * `released` called, or 0 when nothing lives at ptr (counted in
+ * unknown_releases unless ptr is 0). */
+int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_live_t *out);
+/* e->result (non-NULL) of allocating event e is live, tagged `tag`: now, or
+ * from e->seq2 on when e has one (SPEC 4). A block still live at that
+ * address is displaced first. 0 or AR_ENOMEM. */
+int ar_liveset_acquire(ar_liveset_t *ls, const ar_event_t *e, uint64_t tag);
+/* Bytes of the live blocks, saturated at 2^64-1. */
+uint64_t ar_liveset_live_bytes(const ar_liveset_t *ls);
+/* 1 with *out filled when a block lives at ptr, else 0. */
+int ar_liveset_find(const ar_liveset_t *ls, uint64_t ptr, ar_live_t *out);
+/* Call fn for every live block (in no particular order). */
+void ar_liveset_each(const ar_liveset_t *ls, void (*fn)(void *ctx, const ar_live_t *b), void *ctx);
+
+/* SPEC 5.5: whether event e ends the life of e->ptr when it is live — a
+ * free; a realloc that returned non-NULL, or asked for 0 bytes and got NULL. */
+int ar_event_releases_input(const ar_event_t *e);
+/* SPEC 5.5: bytes an allocation event asks for (count * size for calloc and
+ * reallocarray, 2^64-1 when that overflows; 0 for free). */
+uint64_t ar_event_request_bytes(const ar_event_t *e);
+
 /* ---- identity ------------------------------------------------------------- */
 /* The lowercase hex SHA-256 of the file at path into out[65]: the key under
  * which results and corpora name a trace. 0, or -1 with errno set. */

@@ -1,0 +1,286 @@
+/*
+ * liveset.c — the live set of SPEC 4 and 5.5 (see ar_trace.h): which blocks
+ * a trace says are live, event by event in sequence order. alloctrace's
+ * statistics (analysis/livemap.c) and the replay compiler
+ * (replayer/wl_compile.c) both go through it, so the rule lives here once.
+ *
+ * Invariants:
+ *   - tab: open addressing on the address (ptr 0 = empty), Fibonacci
+ *     hashing, linear probing, at most half full; an entry holds the block
+ *     whole (24 bytes), so a lookup mostly touches one cache line (the
+ *     compiler's old split key/value arrays touched two); deletion shifts later
+ *     entries of the probe run back, so there are no tombstones and probes
+ *     stay short under churn.
+ *   - pending: a binary min-heap on seq2 of the realloc results not yet
+ *     live; they become live in seq2 order, before the first event whose seq
+ *     is above their seq2 (SPEC 4).
+ *   - live_exact is the sum of the bytes of the blocks in tab;
+ *     peak_live_bytes the highest it reached, saturated at 2^64-1 (kept
+ *     on acquisition only: a release never raises it).
+ */
+#include <stdlib.h>
+
+#include "ar_trace.h"
+
+#define FIRST_LOG2CAP 12
+
+void ar_liveset_init(ar_liveset_t *ls, ar_live_released_fn *released, ar_live_acquired_fn *acquired, void *ctx)
+{
+	*ls = (ar_liveset_t){0};
+	ls->released = released;
+	ls->acquired = acquired;
+	ls->ctx = ctx;
+}
+
+void ar_liveset_free(ar_liveset_t *ls)
+{
+	free(ls->tab);
+	free(ls->pending);
+	ar_liveset_init(ls, ls->released, ls->acquired, ls->ctx);
+}
+
+/* SPEC 5.5 */
+static inline uint64_t request_bytes(const ar_event_t *e)
+{
+	uint64_t r;
+	if (e->op == AR_OP_CALLOC || e->op == AR_OP_REALLOCARRAY) /* a real call fails on overflow; */
+		return __builtin_mul_overflow(e->count, e->size, &r) ? UINT64_MAX : r; /* a trace may lie */
+	if (e->op == AR_OP_FREE)
+		return 0;
+	return e->size;
+}
+
+uint64_t ar_event_request_bytes(const ar_event_t *e)
+{
+	return request_bytes(e);
+}
+
+/* SPEC 5.5: realloc releases its input when it succeeded, or when it was
+ * realloc(p, 0) returning NULL (glibc frees p). */
+int ar_event_releases_input(const ar_event_t *e)
+{
+	if (e->op == AR_OP_FREE)
+		return 1;
+	if (e->op != AR_OP_REALLOC && e->op != AR_OP_REALLOCARRAY)
+		return 0;
+	return e->result || request_bytes(e) == 0;
+}
+
+/* ---- the address table ---------------------------------------------------- */
+static inline uint64_t home(const ar_liveset_t *ls, uint64_t k)
+{
+	return (k * 0x9E3779B97F4A7C15ull) >> ls->shift;
+}
+
+/* Position of ptr (non-zero) in the table, or cap when absent. */
+static inline uint64_t slot_of(const ar_liveset_t *ls, uint64_t ptr)
+{
+	const ar_live_t *tab = ls->tab;
+	uint64_t mask = ls->cap - 1;
+	if (!tab)
+		return 0;
+	for (uint64_t i = home(ls, ptr);; i = (i + 1) & mask) {
+		if (tab[i].ptr == ptr)
+			return i;
+		if (!tab[i].ptr)
+			return ls->cap;
+	}
+}
+
+/* Double the table (or make the first one). 0 or AR_ENOMEM. */
+static __attribute__((noinline)) int grow(ar_liveset_t *ls)
+{
+	unsigned log2cap = ls->cap ? 64 - ls->shift + 1 : FIRST_LOG2CAP;
+	if (log2cap >= 59)
+		return AR_ENOMEM;
+	uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1;
+	ar_live_t *n = calloc(cap, sizeof *n);
+	if (!n)
+		return AR_ENOMEM;
+	ls->shift = 64 - log2cap;
+	for (uint64_t i = 0; i < ls->cap; i++) {
+		if (!ls->tab[i].ptr)
+			continue;
+		uint64_t j = home(ls, ls->tab[i].ptr);
+		while (n[j].ptr)
+			j = (j + 1) & mask;
+		n[j] = ls->tab[i];
+	}
+	free(ls->tab);
+	ls->tab = n;
+	ls->cap = cap;
+	return 0;
+}
+
+/* Room for one more block: the table at most half full. 0 or AR_ENOMEM. */
+static inline int reserve(ar_liveset_t *ls)
+{
+	return (ls->len + 1) * 2 <= ls->cap ? 0 : grow(ls);
+}
+
+/* Remove the entry at position i: later entries of its probe run move back
+ * into the hole unless their home lies cyclically in (hole, j]. (Locals,
+ * not ls->: stores to the table could alias them under
+ * -fno-strict-aliasing and force reloads.) */
+static inline void remove_at(ar_liveset_t *ls, uint64_t i)
+{
+	ar_live_t *tab = ls->tab;
+	uint64_t mask = ls->cap - 1;
+	unsigned shift = ls->shift;
+	for (uint64_t j = (i + 1) & mask; tab[j].ptr; j = (j + 1) & mask) {
+		uint64_t h = (tab[j].ptr * 0x9E3779B97F4A7C15ull) >> shift;
+		int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
+		if (!stays) {
+			tab[i] = tab[j];
+			i = j;
+		}
+	}
+	tab[i].ptr = 0;
+}
+
+static inline uint64_t saturated(unsigned __int128 v)
+{
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+uint64_t ar_liveset_live_bytes(const ar_liveset_t *ls)
+{
+	return saturated(ls->live_exact);
+}
+
+/* The block b is live from seq on. One probe: a block still live at its
+ * address is displaced (reported, then overwritten in place). */
+static inline __attribute__((always_inline)) int make_live(ar_liveset_t *ls, const ar_live_t *b, uint64_t seq)
+{
+	if (reserve(ls))
+		return AR_ENOMEM;
+	ar_live_t *tab = ls->tab;
+	uint64_t mask = ls->cap - 1, i = home(ls, b->ptr);
+	while (tab[i].ptr && tab[i].ptr != b->ptr)
+		i = (i + 1) & mask;
+	if (tab[i].ptr) { /* the trace hands out a live address again: the older block is gone */
+		ar_live_t old = tab[i];
+		ls->live_exact -= old.bytes;
+		ls->len--;
+		ls->displaced++;
+		ls->displaced_exact += old.bytes;
+		if (ls->released)
+			ls->released(ls->ctx, &old, NULL);
+	}
+	tab[i] = *b;
+	ls->len++;
+	ls->live_exact += b->bytes;
+	uint64_t live = saturated(ls->live_exact);
+	if (live > ls->peak_live_bytes) {
+		ls->peak_live_bytes = live;
+		ls->peak_seq = seq;
+	}
+	if (ls->acquired)
+		ls->acquired(ls->ctx, b);
+	return 0;
+}
+
+/* ---- realloc results waiting for their seq2 ----------------------------------- */
+static int pending_push(ar_liveset_t *ls, const ar_live_pending_t *p)
+{
+	if (ls->npending == ls->pending_cap) {
+		uint64_t cap = ls->pending_cap ? 2 * ls->pending_cap : 64;
+		ar_live_pending_t *n = realloc(ls->pending, cap * sizeof *n);
+		if (!n)
+			return AR_ENOMEM;
+		ls->pending = n;
+		ls->pending_cap = cap;
+	}
+	uint64_t i = ls->npending++;
+	while (i > 0 && ls->pending[(i - 1) / 2].seq2 > p->seq2) {
+		ls->pending[i] = ls->pending[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	ls->pending[i] = *p;
+	return 0;
+}
+
+/* SPEC 4 */
+int ar_liveset_advance(ar_liveset_t *ls, uint64_t seq)
+{
+	/* seq == UINT64_MAX is the end: a seq2 of 2^64-1 is acquired too. */
+	while (ls->npending && (ls->pending[0].seq2 < seq || seq == UINT64_MAX)) {
+		ar_live_pending_t top = ls->pending[0], last = ls->pending[--ls->npending];
+		uint64_t i = 0;
+		for (;;) { /* sift `last` down from the root */
+			uint64_t c = 2 * i + 1;
+			if (c >= ls->npending)
+				break;
+			if (c + 1 < ls->npending && ls->pending[c + 1].seq2 < ls->pending[c].seq2)
+				c++;
+			if (ls->pending[c].seq2 >= last.seq2)
+				break;
+			ls->pending[i] = ls->pending[c];
+			i = c;
+		}
+		if (ls->npending)
+			ls->pending[i] = last;
+		ar_live_t b = {top.ptr, top.bytes, top.tag};
+		if (make_live(ls, &b, top.seq2))
+			return AR_ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- the operations ----------------------------------------------------------- */
+int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_live_t *out)
+{
+	if (!ptr)
+		return 0;
+	uint64_t i = slot_of(ls, ptr);
+	if (i >= ls->cap) {
+		ls->unknown_releases++;
+		return 0;
+	}
+	uint64_t bytes = ls->tab[i].bytes, tag = ls->tab[i].tag;
+	remove_at(ls, i);
+	ls->len--;
+	ls->live_exact -= bytes;
+	if (out)
+		*out = (ar_live_t){ptr, bytes, tag};
+	if (ls->released) {
+		ar_live_t b = {ptr, bytes, tag};
+		ls->released(ls->ctx, &b, by);
+	}
+	return 1;
+}
+
+int ar_liveset_acquire(ar_liveset_t *ls, const ar_event_t *e, uint64_t tag)
+{
+	ar_live_t b = {e->result, request_bytes(e), tag};
+	if (e->seq2) /* SPEC 4: the result is the caller's from seq2 on */
+		return pending_push(ls, &(ar_live_pending_t){e->seq2, b.ptr, b.bytes, tag});
+	return make_live(ls, &b, e->seq);
+}
+
+int ar_liveset_apply(ar_liveset_t *ls, const ar_event_t *e, uint64_t tag)
+{
+	if (ar_liveset_advance(ls, e->seq))
+		return AR_ENOMEM;
+	if (ar_event_releases_input(e))
+		ar_liveset_release(ls, e->ptr, e, NULL);
+	if (e->op == AR_OP_FREE || !e->result)
+		return 0;
+	return ar_liveset_acquire(ls, e, tag);
+}
+
+int ar_liveset_find(const ar_liveset_t *ls, uint64_t ptr, ar_live_t *out)
+{
+	uint64_t i = ptr ? slot_of(ls, ptr) : ls->cap;
+	if (i >= ls->cap)
+		return 0;
+	*out = ls->tab[i];
+	return 1;
+}
+
+void ar_liveset_each(const ar_liveset_t *ls, void (*fn)(void *ctx, const ar_live_t *b), void *ctx)
+{
+	for (uint64_t i = 0; i < ls->cap; i++)
+		if (ls->tab[i].ptr)
+			fn(ctx, &ls->tab[i]);
+}
