@@ -7,9 +7,9 @@
 # cannot work), all its symbols except the interposed libc functions are
 # hidden, and it carries its own hidden copy of the trace-format objects.
 
-REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_thread.c recorder/rec_writer.c \
-	recorder/rec_mem.c recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c \
-	common/cpu.c
+REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_config.c \
+	recorder/rec_thread.c recorder/rec_writer.c recorder/rec_tracefile.c recorder/rec_mem.c \
+	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c common/cpu.c
 REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \

@@ -1,8 +1,9 @@
 /*
  * rec_hooks.c — the public face of liballocrr-rec.so: the interposed heap
- * functions, process lifecycle hooks (fork, exec, _exit, dlopen), the
- * loader calls counted for fork's sake (dl_iterate_phdr, dlopen, dlclose)
- * and start-up.
+ * functions and their real-function lookup, the exec/_exit hooks (which
+ * hand over to rec_lifecycle.c), and the loader calls counted for fork's
+ * sake (dl_iterate_phdr, dlopen, dlclose). Start-up, fork and the
+ * environment are rec_lifecycle.c's; configuration is rec_config.c's.
  *
  * Every heap hook follows the SPEC 4 ordering rule: a free takes its sequence
  * number before the real free, an allocation after the real call returned,
@@ -18,72 +19,23 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rec_internal.h"
 
-extern char **environ;
-
 #define AR_EXPORT __attribute__((visibility("default")))
 
-rec_config_t rec_cfg;
-_Atomic int rec_state;
-pid_t rec_pid;
-_Alignas(REC_CACHELINE) _Atomic uint64_t rec_seq_counter;
-static char seq_pad[REC_CACHELINE] __attribute__((used)); /* keep the counter's line to itself */
-uint64_t rec_start_mono_ns;
 rec_real_t rec_real;
 
-static _Atomic int init_state; /* 0 never, 1 running, 2 done */
 static _Atomic int resolve_state;
-static char prog_name[256] = "prog";
-
-/* ---- small helpers ------------------------------------------------------------ */
-size_t rec_strlcpy(char *dst, const char *src, size_t cap)
-{
-	size_t n = strlen(src);
-	size_t c = n < cap - 1 ? n : cap - 1;
-	memcpy(dst, src, c);
-	dst[c] = 0;
-	return n;
-}
-
-int rec_getenv_int(const char *name, int dflt)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return dflt;
-	char *end;
-	long v = strtol(s, &end, 10);
-	return *end ? dflt : (int)v;
-}
-
-pid_t rec_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-pid_t rec_getpid(void)
-{
-	return (pid_t)syscall(SYS_getpid);
-}
-
-const char *rec_prog_name(void)
-{
-	return prog_name;
-}
 
 /* ---- resolving the real functions ------------------------------------------------- */
-static void resolve(void)
+void rec_resolve(void)
 {
 	int z = 0;
 	if (!atomic_compare_exchange_strong(&resolve_state, &z, 1))
@@ -107,219 +59,6 @@ static void resolve(void)
 	atomic_store(&resolve_state, 2);
 }
 
-/* ---- start-up ---------------------------------------------------------------------- */
-static void read_prog_name(void)
-{
-	char buf[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	const char *b = strrchr(buf, '/');
-	b = b ? b + 1 : buf;
-	if (*b)
-		rec_strlcpy(prog_name, b, sizeof prog_name);
-}
-
-static void read_config(void)
-{
-	const char *s;
-	if ((s = getenv("ALLOCRR_OUTPUT")) != NULL)
-		rec_strlcpy(rec_cfg.output, s, sizeof rec_cfg.output);
-	if ((s = getenv("ALLOCRR_DIR")) != NULL && *s)
-		rec_strlcpy(rec_cfg.dir, s, sizeof rec_cfg.dir);
-	else if (!getcwd(rec_cfg.dir, sizeof rec_cfg.dir))
-		rec_strlcpy(rec_cfg.dir, ".", sizeof rec_cfg.dir);
-	if ((s = getenv("ALLOCRR_MANIFEST")) != NULL)
-		rec_strlcpy(rec_cfg.manifest, s, sizeof rec_cfg.manifest);
-	int depth = rec_getenv_int("ALLOCRR_STACKS", 0);
-	if (depth < 0)
-		depth = 0;
-	if (depth > AR_STACK_MAX_DEPTH)
-		depth = AR_STACK_MAX_DEPTH;
-	rec_cfg.stack_depth = (unsigned)depth;
-	rec_cfg.follow_exec = rec_getenv_int("ALLOCRR_FOLLOW", 1);
-	rec_cfg.level = rec_getenv_int("ALLOCRR_LEVEL", 3);
-	int ms = rec_getenv_int("ALLOCRR_FLUSH_MS", 200);
-	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
-}
-
-static void atfork_prepare(void);
-static void atfork_parent(void);
-static void atfork_child(void);
-
-/* Initialise once; runs from the first hook call or the constructor,
- * whichever comes first, with in_shim set. */
-static void rec_init(void)
-{
-	int z = 0;
-	if (!atomic_compare_exchange_strong(&init_state, &z, 1))
-		return;
-	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	resolve();
-	if (getenv("ALLOCRR_DISABLE")) {
-		atomic_store(&init_state, 2);
-		rec_tls.in_shim = saved;
-		return;
-	}
-	rec_pid = rec_getpid();
-	rec_start_mono_ns = rec_mono_ns();
-	rec_clock_init();
-	read_prog_name();
-	read_config();
-	if (rec_writer_init(0) == 0) {
-		rec_stacks_init();
-		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-		atomic_store(&rec_state, REC_ON);
-		rec_signals_init();
-		rec_thread_t *t = rec_thread_self();
-		if (t)
-			rec_modules_scan(t);
-	}
-	atomic_store(&init_state, 2);
-	rec_tls.in_shim = saved;
-}
-
-/* The environment is edited here by hand, never with setenv/unsetenv: a
- * program may define those itself, and symbol interposition then hands the
- * shim the program's. bash does: its versions work on its own variable
- * table, and before its main they change nothing, so ALLOCRR_OUTPUT
- * reached every program bash started, and each one's trace replaced the
- * first process's (found by tests/e2e/torture_rec_programs.sh). Edits are
- * in place, as glibc's own unsetenv makes them, so a program reading the
- * envp argument of main sees them too. */
-static char **env_entry(const char *name)
-{
-	size_t len = strlen(name);
-	for (char **ep = environ; ep && *ep; ep++)
-		if (strncmp(*ep, name, len) == 0 && (*ep)[len] == '=')
-			return ep;
-	return NULL;
-}
-
-static void env_remove(const char *name)
-{
-	char **ep;
-	while ((ep = env_entry(name)) != NULL)
-		do
-			ep[0] = ep[1];
-		while (*ep++);
-}
-
-/* Drop our own entry from LD_PRELOAD (for --no-follow) so exec'ed images
- * run unrecorded, keeping whatever else the user preloaded. */
-static void unpreload_self(void)
-{
-	const char *pre = getenv("LD_PRELOAD");
-	if (!pre)
-		return;
-	char out[4096];
-	size_t n = 0;
-	const char *p = pre;
-	while (*p) {
-		while (*p == ' ' || *p == ':')
-			p++;
-		const char *e = p;
-		while (*e && *e != ' ' && *e != ':')
-			e++;
-		size_t len = (size_t)(e - p);
-		const char *base = p;
-		for (const char *q = p; q < e; q++)
-			if (*q == '/')
-				base = q + 1;
-		int ours = (size_t)(e - base) == strlen("liballocrr-rec.so") &&
-			   memcmp(base, "liballocrr-rec.so", (size_t)(e - base)) == 0;
-		if (len && !ours && n + len + 2 < sizeof out) {
-			if (n)
-				out[n++] = ' ';
-			memcpy(out + n, p, len);
-			n += len;
-		}
-		p = e;
-	}
-	out[n] = 0;
-	/* out is the old value less our entry, never longer: rewritten in
-	 * the string itself (the environment strings are writable). */
-	char **ep = env_entry("LD_PRELOAD");
-	if (n && ep && n <= strlen(*ep + sizeof "LD_PRELOAD"))
-		memcpy(*ep + sizeof "LD_PRELOAD", out, n + 1);
-	else
-		env_remove("LD_PRELOAD");
-}
-
-__attribute__((constructor)) static void rec_ctor(void)
-{
-	rec_init();
-	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	/* ALLOCRR_OUTPUT names this image's trace only: exec'ed images and
-	 * forked children use ALLOCRR_DIR/PROG.PID.zst. */
-	env_remove("ALLOCRR_OUTPUT");
-	if (!rec_cfg.follow_exec)
-		unpreload_self();
-	if (atomic_load(&rec_state) == REC_ON)
-		rec_writer_start();
-	rec_tls.in_shim = saved;
-}
-
-__attribute__((destructor)) static void rec_dtor(void)
-{
-	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid)
-		return;
-	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	rec_writer_finish("exit", 10000);
-	rec_tls.in_shim = saved;
-}
-
-/* A new trace for this process (a fork child, an image whose exec failed):
- * fresh writer and stack state, recording on, the module map again. */
-static void record_anew(void)
-{
-	rec_writer_reset_child();
-	rec_stacks_reset_child();
-	atomic_store(&rec_state, REC_ON);
-	rec_thread_t *t = rec_thread_self();
-	if (t)
-		rec_modules_scan(t);
-}
-
-/* glibc runs prepare handlers last registered first, the others in order;
- * ours is registered at start-up, usually before the program's, so the
- * program's prepare handlers (which may allocate and unwind) mostly run
- * before ours closes the gate, and any that run while it is closed do so on
- * the forking thread, which passes it (rec_stacks.c). */
-static void atfork_prepare(void)
-{
-	int saved = errno;
-	rec_stacks_fork_prepare();
-	errno = saved;
-}
-
-static void atfork_parent(void)
-{
-	int saved = errno; /* fork's own errno when it failed */
-	rec_stacks_fork_parent();
-	errno = saved;
-}
-
-static void atfork_child(void)
-{
-	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
-	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
-		return;
-	int saved = rec_tls.in_shim;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	atomic_store(&rec_state, REC_OFF);
-	record_anew();
-	rec_tls.in_shim = saved;
-}
-
 /* ---- the hot path --------------------------------------------------------------------- */
 /* The calling thread's record when this call is to be recorded, else NULL. */
 static inline rec_thread_t *begin(void)
@@ -336,7 +75,7 @@ static inline rec_thread_t *begin(void)
 		return NULL;
 	}
 	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
-		if (atomic_load_explicit(&init_state, memory_order_relaxed) != 0)
+		if (atomic_load_explicit(&rec_init_state, memory_order_relaxed) != 0)
 			return NULL;
 		rec_init();
 		if (atomic_load(&rec_state) != REC_ON)
@@ -372,7 +111,7 @@ static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
 AR_EXPORT void *malloc(size_t n)
 {
 	if (REC_UNLIKELY(!rec_real.malloc)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.malloc)
 			return rec_boot_alloc(n, 16);
 	}
@@ -392,7 +131,7 @@ AR_EXPORT void free(void *p)
 	if (REC_UNLIKELY(p && rec_boot_owns(p)))
 		return;
 	if (REC_UNLIKELY(!rec_real.free)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.free)
 			return;
 	}
@@ -411,7 +150,7 @@ AR_EXPORT void free(void *p)
 AR_EXPORT void *calloc(size_t n, size_t size)
 {
 	if (REC_UNLIKELY(!rec_real.calloc)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.calloc) {
 			if (size && n > SIZE_MAX / size)
 				return NULL;
@@ -445,7 +184,7 @@ AR_EXPORT void *realloc(void *p, size_t n)
 	if (REC_UNLIKELY(p && rec_boot_owns(p)))
 		return boot_realloc(p, n);
 	if (REC_UNLIKELY(!rec_real.realloc)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.realloc)
 			return p ? NULL : rec_boot_alloc(n, 16);
 	}
@@ -479,7 +218,7 @@ AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		return boot_realloc(p, n * size);
 	}
 	if (REC_UNLIKELY(!rec_real.reallocarray)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.reallocarray) {
 			errno = ENOMEM;
 			return NULL;
@@ -503,7 +242,7 @@ AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 AR_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (REC_UNLIKELY(!rec_real.posix_memalign)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.posix_memalign) {
 			if (!align || (align & (align - 1)) || align % sizeof(void *))
 				return EINVAL;
@@ -528,7 +267,7 @@ AR_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 	AR_EXPORT void *fn params                                                           \
 	{                                                                                   \
 		if (REC_UNLIKELY(!rec_real.fn)) {                                           \
-			resolve();                                                          \
+			rec_resolve();                                                      \
 			if (!rec_real.fn)                                                   \
 				return rec_boot_alloc(ev_size, boot_align);                 \
 		}                                                                           \
@@ -555,41 +294,14 @@ AR_EXPORT size_t malloc_usable_size(void *p)
 	if (p && rec_boot_owns(p))
 		return rec_boot_size(p);
 	if (REC_UNLIKELY(!rec_real.malloc_usable_size)) {
-		resolve();
+		rec_resolve();
 		if (!rec_real.malloc_usable_size)
 			return 0;
 	}
 	return rec_real.malloc_usable_size(p);
 }
 
-/* ---- process lifecycle -------------------------------------------------------------------- */
-/* Called before an exec or _exit replaces or ends this image. Returns 1 if
- * the trace was closed (and recording may restart if the exec fails). */
-static int close_before(const char *why)
-{
-	/* In a vfork child (or raw clone) we share the parent's memory: hands off. */
-	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid || rec_tls.in_shim)
-		return 0;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	rec_writer_finish(why, 10000);
-	rec_tls.in_shim = 0;
-	return 1;
-}
-
-/* The exec failed: this image goes on, so it gets a new trace file. */
-static void restart_after_failed_exec(void)
-{
-	int saved = errno;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	for (int i = 0; i < 1000 && atomic_load(&rec_writer_running); i++) {
-		struct timespec ts = {0, 1000000};
-		nanosleep(&ts, NULL);
-	}
-	record_anew();
-	rec_tls.in_shim = 0;
-	errno = saved;
-}
-
+/* ---- process lifecycle hooks ---------------------------------------------------------- */
 /* The next definition of a libc function, typed from its own declaration. */
 #define REAL(name)                              \
 	static __typeof__(name) *real_##name;   \
@@ -602,10 +314,10 @@ static void restart_after_failed_exec(void)
 	AR_EXPORT int name params                          \
 	{                                                  \
 		REAL(name);                                \
-		int closed = close_before("exec");         \
+		int closed = rec_close_before("exec");     \
 		int rc = real_##name args;                 \
 		if (closed)                                \
-			restart_after_failed_exec();       \
+			rec_restart_after_failed_exec();   \
 		return rc;                                 \
 	}
 
@@ -657,7 +369,7 @@ AR_EXPORT int execle(const char *path, const char *arg0, ...)
 AR_EXPORT void _exit(int status)
 {
 	REAL(_exit);
-	close_before("_exit");
+	rec_close_before("_exit");
 	real__exit(status);
 	__builtin_unreachable();
 }

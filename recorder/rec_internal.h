@@ -24,6 +24,7 @@
 #ifndef AR_REC_INTERNAL_H
 #define AR_REC_INTERNAL_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,8 @@ typedef struct rec_config {
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
+/* Fill rec_cfg and the program name from the environment (rec_config.c). */
+void rec_config_read(void);
 
 /* ---- process-wide recording state ---------------------------------------- */
 enum rec_state {
@@ -186,7 +189,49 @@ void rec_buf_give_back(rec_buf_t *b);
 void rec_buf_free_list_push(rec_buf_t *b);
 extern int rec_membarrier_ok;
 
-/* ---- writer (rec_writer.c) ------------------------------------------------- */
+/* ---- lifecycle (rec_lifecycle.c) ---------------------------------------------- */
+/* 0 before start-up, 1 while it runs, 2 after. */
+extern _Atomic int rec_init_state;
+/* Start-up, once: from the first hook call or the constructor. */
+void rec_init(void);
+/* Called before an exec or _exit replaces or ends this image. Returns 1 if
+ * the trace was closed (and recording may restart if the exec fails). */
+int rec_close_before(const char *why);
+/* The exec failed: this image goes on, so it gets a new trace file. */
+void rec_restart_after_failed_exec(void);
+
+/* ---- the trace file (rec_tracefile.c); wlock holder only ------------------------ */
+/* The header of this image's trace, from rec_pid, the command line, the clocks. */
+void rec_trace_header_fill(void);
+/* Open (name, header, manifest) if not open yet: 0, or -1 after rec_fail. */
+int rec_trace_open(void);
+/* Whether a trace is open. */
+int rec_trace_is_open(void);
+/* Write a buffer's metadata then events, opening the file first if needed;
+ * does nothing once recording stopped; a failure calls rec_fail. */
+void rec_trace_write(const rec_buf_t *b);
+/* Write the thread names in m, the dropped count and the footer (only when
+ * busy is 0 and nothing failed), then close the file. */
+void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
+/* Fork child: close the parent's file here and forget it. */
+void rec_trace_forget(void);
+
+/* ---- warnings (rec_tracefile.c); any thread ------------------------------------- */
+/* Warn once on stderr ("allocrr: ...") and stop recording. */
+void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One "allocrr: ..." line on stderr, recording goes on; the caller says it
+ * once. Neither lets SIGXFSZ reach the program. */
+void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Block SIGXFSZ around a write made on a program thread and discard the one
+ * the write raised (no-op on the writer thread, which blocks everything). */
+typedef struct rec_xfsz_guard {
+	sigset_t old;
+	int active, pending_before;
+} rec_xfsz_guard_t;
+void rec_xfsz_block(rec_xfsz_guard_t *g);
+void rec_xfsz_restore(rec_xfsz_guard_t *g);
+
+/* ---- writer thread (rec_writer.c) ------------------------------------------- */
 /* Open the trace for this process image; fork children open lazily. */
 int rec_writer_init(int lazy_open);
 /* Start the background writer thread (idempotent; 0 on success). */
@@ -200,11 +245,6 @@ void rec_writer_add_thread(rec_thread_t *t);
 void rec_writer_finish(const char *why, int timeout_ms);
 /* After fork in the child / after a failed exec: forget the old trace. */
 void rec_writer_reset_child(void);
-/* Warn once on stderr ("allocrr: ...") and stop recording. */
-void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* One "allocrr: ..." line on stderr, recording goes on; the caller says it
- * once. Neither lets SIGXFSZ reach the program. */
-void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Wait until one of the thread's buffers comes back (backpressure). */
 void rec_writer_wait_returned(rec_thread_t *t);
 extern _Atomic int rec_writer_running;
@@ -248,6 +288,10 @@ typedef struct rec_real {
 	size_t (*malloc_usable_size)(void *);
 } rec_real_t;
 extern rec_real_t rec_real;
+/* Fill rec_real once (dlsym may call malloc: the bootstrap pool serves it). */
+void rec_resolve(void);
+
+/* ---- helpers (rec_config.c) --------------------------------------------------------- */
 /* Program name used in default file names (basename of argv[0]). */
 const char *rec_prog_name(void);
 

@@ -1,7 +1,8 @@
 /*
- * rec_writer.c — owns the trace file: opens it, compresses and writes the
- * buffers threads hand over, steals buffers from idle threads so that old
- * events reach the disk, and closes the trace with a footer.
+ * rec_writer.c — the writer thread and its queue: takes the buffers threads
+ * hand over, steals buffers from idle threads so that old events reach the
+ * disk, and runs the final close; the file itself (naming, opening, the
+ * bytes, the footer) is rec_tracefile.c's.
  *
  * One background thread ("allocrr-writer") does the work so that the traced
  * threads never compress or write. It keeps rec_tls.in_shim set for its whole
@@ -9,9 +10,10 @@
  * asynchronous signal, so process-directed signals go to program threads.
  *
  * Invariants:
- *   - ar_writer_* is called only by the holder of wlock (normally the writer
- *     thread; a thread that must finish the trace itself when no writer
- *     thread exists, e.g. in a fork child that never started one).
+ *   - rec_trace_* (and so ar_writer_*) is called only by the holder of wlock
+ *     (normally the writer thread; a thread that must finish the trace
+ *     itself when no writer thread exists, e.g. in a fork child that never
+ *     started one).
  *   - Submitted buffers are written in submission order per thread, metadata
  *     before events, and then given back to their owner.
  *   - Time bound: a buffer is submitted by its owner once its first event is
@@ -19,24 +21,16 @@
  *     flush_ns/2) when its owner went idle; so an event is written at most
  *     ~1.5 * flush_ns after it happened unless its thread is stuck inside
  *     the real allocator at that moment. That is what a SIGKILL can lose.
- *   - Any write error stops recording for good after one warning; the trace
- *     then ends without a footer (readers report it truncated).
  *   - A footer is written only when every thread was reached by the final
  *     close's handshake (collect_all): a trace never claims to be complete
- *     with events missing. A file appears under its name only with its
- *     header; our writes never let SIGXFSZ reach the program.
+ *     with events missing. Writes made on a program thread are guarded
+ *     against SIGXFSZ (rec_xfsz_block).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,14 +38,6 @@
 #include "rec_internal.h"
 
 _Atomic int rec_writer_running;
-
-static ar_header_t hdr;
-static char trace_path[1100];
-static int trace_fd = -1;
-static dev_t trace_dev;
-static ino_t trace_ino;
-static ar_writer_t *writer;
-static int open_failed;
 
 static _Atomic int wlock;                 /* who may call ar_writer_* */
 static _Atomic(rec_buf_t *) queue;        /* submitted buffers, newest first */
@@ -78,46 +64,6 @@ static void sleep_ns(long ns)
 	errno = saved;
 }
 
-/* Writes made on a program thread (the header at start-up; all writes when
- * there is no writer thread) must not let RLIMIT_FSIZE kill the program:
- * the kernel sends SIGXFSZ (default action: die) to the thread whose write
- * crosses the limit, then fails the write with EFBIG. The writer thread
- * blocks every signal; elsewhere we block SIGXFSZ around our writes and
- * discard the one we caused, so the program sees neither, only the
- * warning. */
-typedef struct {
-	sigset_t old;
-	int active, pending_before;
-} xfsz_guard_t;
-
-static void xfsz_block(xfsz_guard_t *g)
-{
-	g->active = !rec_tls.is_writer;
-	if (!g->active)
-		return;
-	sigset_t s, p;
-	sigemptyset(&s);
-	sigaddset(&s, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &s, &g->old);
-	g->pending_before = sigpending(&p) == 0 && sigismember(&p, SIGXFSZ);
-}
-
-static void xfsz_restore(xfsz_guard_t *g)
-{
-	if (!g->active)
-		return;
-	int saved = errno;
-	sigset_t s, p;
-	sigemptyset(&s);
-	sigaddset(&s, SIGXFSZ);
-	if (!g->pending_before && sigpending(&p) == 0 && sigismember(&p, SIGXFSZ)) {
-		struct timespec zero = {0, 0};
-		sigtimedwait(&s, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-	errno = saved;
-}
-
 static int try_lock(void)
 {
 	int z = 0;
@@ -129,296 +75,11 @@ static void unlock(void)
 	atomic_store_explicit(&wlock, 0, memory_order_release);
 }
 
-/* "allocrr: MESSAGE TAIL" as one write to stderr. */
-static void vwarn(const char *fmt, va_list ap, const char *tail)
-{
-	int saved = rec_tls.in_shim; /* strerror and vsnprintf are ours */
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	char msg[1400];
-	int n = snprintf(msg, sizeof msg, "allocrr: ");
-	n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-	if (n > (int)sizeof msg - 40)
-		n = (int)sizeof msg - 40;
-	n += snprintf(msg + n, sizeof msg - (size_t)n, "%s\n", tail);
-	xfsz_guard_t g; /* stderr may be a file at its RLIMIT_FSIZE too */
-	xfsz_block(&g);
-	ssize_t w = write(2, msg, (size_t)n);
-	(void)w;
-	xfsz_restore(&g);
-	rec_tls.in_shim = saved;
-}
-
-void rec_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vwarn(fmt, ap, "");
-	va_end(ap);
-}
-
-static _Atomic int warned;
-void rec_fail(const char *fmt, ...)
-{
-	atomic_store(&rec_state, REC_STOPPED);
-	if (atomic_exchange(&warned, 1))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vwarn(fmt, ap, "; recording stopped");
-	va_end(ap);
-}
-
-/* ---- header and file --------------------------------------------------------------- */
-static void read_cmdline(char *out, size_t cap)
-{
-	out[0] = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < cap && (r = read(fd, out + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	while (n > 0 && out[n - 1] == 0)
-		n--;
-	for (size_t i = 0; i < n; i++)
-		if (out[i] == 0)
-			out[i] = ' ';
-	out[n] = 0;
-}
-
-static void header_fill(void)
-{
-	char cmd[AR_CMDLINE_MAX];
-	read_cmdline(cmd, sizeof cmd);
-	ar_header_init(&hdr);
-	hdr.pid = (uint64_t)rec_pid;
-	hdr.ppid = (uint64_t)getppid();
-	rec_strlcpy(hdr.cmdline, cmd, sizeof hdr.cmdline);
-	rec_strlcpy(hdr.recorder_version, REC_VERSION, sizeof hdr.recorder_version);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	hdr.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	hdr.start_mono_ns = rec_start_mono_ns;
-	if (clock_getres(CLOCK_MONOTONIC, &ts) == 0)
-		hdr.clock_resolution_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	hdr.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-	if (rec_cfg.stack_depth)
-		hdr.flags |= AR_HDR_STACKS;
-}
-
-/* Expand %p (pid) and %% in pattern. */
-static void expand(char *out, size_t cap, const char *pat)
-{
-	size_t n = 0;
-	for (const char *s = pat; *s && n + 24 < cap; s++) {
-		if (s[0] == '%' && s[1] == 'p') {
-			n += (size_t)snprintf(out + n, cap - n, "%d", (int)rec_pid);
-			s++;
-		} else if (s[0] == '%' && s[1] == '%') {
-			out[n++] = '%';
-			s++;
-		} else {
-			out[n++] = *s;
-		}
-	}
-	out[n] = 0;
-}
-
-/* Keep the trace fd out of the way of programs that dup2() onto low
- * numbers (shells do): move it high. */
-static int move_fd_high(int fd)
-{
-	struct rlimit rl;
-	int want = 1000;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1100)
-		want = (int)rl.rlim_cur > 128 ? (int)rl.rlim_cur - 64 : 10;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, want);
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
-static void manifest_add(const char *path)
-{
-	if (!rec_cfg.manifest[0])
-		return;
-	int fd = open(rec_cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char line[1200];
-	int n = snprintf(line, sizeof line, "%s\n", path);
-	ssize_t w = write(fd, line, (size_t)n); /* O_APPEND: one atomic line */
-	(void)w;
-	close(fd);
-}
-
-/* trace_path for attempt i (i > 0 only without -o: PROG.PID.i.zst). */
-static void name_trace(int i)
-{
-	if (rec_cfg.output[0])
-		expand(trace_path, sizeof trace_path, rec_cfg.output);
-	else if (i == 0)
-		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.zst", rec_cfg.dir, rec_prog_name(), (int)rec_pid);
-	else
-		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.%d.zst", rec_cfg.dir, rec_prog_name(),
-			 (int)rec_pid, i);
-}
-
-static void note_ours(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		trace_dev = st.st_dev;
-		trace_ino = st.st_ino;
-	}
-}
-
-static int header_failed(int fd, const ar_error_t *err, int rc)
-{
-	open_failed = 1;
-	close(fd);
-	writer = NULL;
-	rec_fail("cannot write trace %s: %s", trace_path,
-		 err->sys_errno ? strerror(err->sys_errno) : (err->msg[0] ? err->msg : ar_strerror(rc)));
-	return -1;
-}
-
-/* The trace gets its name only once its header is on disk, so that a
- * SIGKILL during start-up leaves no file rather than an unreadable one
- * (SPEC 7.2: a file shorter than its header): an O_TMPFILE in the
- * directory, the header, then linkat through /proc/self/fd. Returns 0 when
- * done, -1 after rec_fail, 1 when this way is not available (no O_TMPFILE
- * on that file system, no /proc, an -o target that is not a regular file
- * such as /dev/full): the caller then opens the file by its name. */
-static int open_unnamed_first(void)
-{
-	name_trace(0);
-	char dir[sizeof trace_path];
-	rec_strlcpy(dir, trace_path, sizeof dir);
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = 0;
-	else if (slash)
-		*slash = 0;
-	else
-		rec_strlcpy(dir, ".", sizeof dir);
-	struct stat st;
-	if (rec_cfg.output[0] && lstat(trace_path, &st) == 0 && !S_ISREG(st.st_mode))
-		return 1;
-	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return 1;
-	fd = move_fd_high(fd);
-	note_ours(fd);
-	ar_error_t err;
-	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
-	if (rc != 0)
-		return header_failed(fd, &err, rc); /* nothing was named: nothing to remove */
-	char proc[64];
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	for (int i = 0; i < 100; i++) {
-		name_trace(i);
-		if (rec_cfg.output[0])
-			unlink(trace_path); /* -o replaces a regular file (it was truncated before) */
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, trace_path, AT_SYMLINK_FOLLOW) == 0) {
-			trace_fd = fd;
-			return 0;
-		}
-		/* A re-exec of the same program keeps its pid: never overwrite. */
-		if (errno != EEXIST || rec_cfg.output[0])
-			break;
-	}
-	ar_writer_close(writer, 0, 0, &err);
-	writer = NULL;
-	close(fd);
-	return 1;
-}
-
-static int open_trace(void)
-{
-	if (writer)
-		return 0;
-	if (open_failed)
-		return -1;
-	int rc = open_unnamed_first();
-	if (rc <= 0) {
-		if (rc == 0)
-			manifest_add(trace_path);
-		return rc;
-	}
-	int fd = -1;
-	if (rec_cfg.output[0]) {
-		name_trace(0);
-		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	} else {
-		/* A re-exec of the same program keeps its pid: never overwrite. */
-		for (int i = 0; i < 100; i++) {
-			name_trace(i);
-			fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-			if (fd >= 0 || errno != EEXIST)
-				break;
-		}
-	}
-	if (fd < 0) {
-		open_failed = 1;
-		rec_fail("cannot create trace %s: %s", trace_path, strerror(errno));
-		return -1;
-	}
-	fd = move_fd_high(fd);
-	note_ours(fd);
-	ar_error_t err;
-	rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
-	if (rc != 0) {
-		/* Without its whole header the file is unreadable (SPEC 7.2), not
-		 * a truncated trace: remove the regular file we just created
-		 * (RLIMIT_FSIZE or a full disk at start), never a device like
-		 * /dev/full. */
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == trace_dev && st.st_ino == trace_ino)
-			unlink(trace_path);
-		return header_failed(fd, &err, rc);
-	}
-	trace_fd = fd;
-	manifest_add(trace_path);
-	return 0;
-}
-
-/* The program may have closed our fd and reused the number: never write
- * into someone else's file. */
-static int fd_still_ours(void)
-{
-	struct stat st;
-	return fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev && st.st_ino == trace_ino;
-}
-
-static void write_error(int rc, const ar_error_t *err)
-{
-	rec_fail("cannot write trace %s: %s", trace_path,
-		 err->sys_errno ? strerror(err->sys_errno) : (err->msg[0] ? err->msg : ar_strerror(rc)));
-}
-
+/* ---- writing (wlock held) ------------------------------------------------------------ */
 /* Write one buffer (wlock held). */
 static void write_buf(rec_buf_t *b)
 {
-	if (!writer && atomic_load(&rec_state) != REC_STOPPED)
-		open_trace();
-	if (writer && atomic_load(&rec_state) != REC_STOPPED) {
-		ar_error_t err;
-		int rc = 0;
-		if (!fd_still_ours()) {
-			rec_fail("the program closed the trace file %s", trace_path);
-		} else {
-			if (b->mb.len)
-				rc = ar_writer_write_meta(writer, &b->mb, &err);
-			if (rc == 0 && b->eb.nevents)
-				rc = ar_writer_write_events(writer, &b->eb, &err);
-			if (rc != 0)
-				write_error(rc, &err);
-		}
-	}
+	rec_trace_write(b);
 	rec_buf_give_back(b);
 }
 
@@ -526,13 +187,12 @@ static int meta_name(ar_metabuf_t *m, const void *arg)
 	const rec_thread_t *t = arg;
 	return ar_meta_thread_name(m, t->index, t->name);
 }
-
 /* Final flush and footer (wlock held). */
 static void do_close(void)
 {
 	drain_queue();
 	int busy = collect_all();
-	if (atomic_load(&rec_state) == REC_STOPPED && !writer)
+	if (atomic_load(&rec_state) == REC_STOPPED && !rec_trace_is_open())
 		goto out; /* failed before anything was written */
 	/* The names threads have now (names set after start, e.g. by
 	 * pthread_setname_np or prctl, are only visible in /proc). */
@@ -548,34 +208,7 @@ static void do_close(void)
 				meta_name(&m, t);
 		}
 	}
-	if (!writer && m.nrecords == 0 && !rec_cfg.output[0])
-		goto out; /* a fork child that recorded nothing: no file */
-	if (!writer && open_trace() != 0)
-		goto out;
-	int footer = atomic_load(&rec_state) != REC_STOPPED;
-	if (busy && footer) {
-		/* Events are missing: the trace must not claim to be complete. */
-		rec_fail("%d thread(s) stayed inside the recorder while %s was closed; their last events are "
-			 "missing and the trace is left without a footer", busy, trace_path);
-		footer = 0;
-	}
-	ar_error_t err;
-	if (footer && m.nrecords && fd_still_ours()) {
-		int rc = ar_writer_write_meta(writer, &m, &err);
-		if (rc != 0) {
-			write_error(rc, &err);
-			footer = 0;
-		}
-	}
-	ar_writer_note_dropped(writer, dropped);
-	if (footer && !fd_still_ours())
-		footer = 0;
-	int rc = ar_writer_close(writer, rec_time_ns(), footer, &err);
-	if (rc != 0 && footer)
-		write_error(rc, &err);
-	writer = NULL;
-	close(trace_fd);
-	trace_fd = -1;
+	rec_trace_close(&m, dropped, busy);
 out:
 	atomic_store(&rec_state, REC_STOPPED);
 	atomic_store(&closed, 1);
@@ -666,10 +299,10 @@ void rec_writer_submit(rec_buf_t *b)
 		if (rec_getpid() != rec_pid)
 			return; /* a raw clone/vfork child: not ours to write */
 		if (rec_writer_start() != 0 && try_lock()) {
-			xfsz_guard_t g;
-			xfsz_block(&g);
+			rec_xfsz_guard_t g;
+			rec_xfsz_block(&g);
 			drain_queue(); /* no thread: write it ourselves */
-			xfsz_restore(&g);
+			rec_xfsz_restore(&g);
 			unlock();
 		}
 		return;
@@ -692,10 +325,10 @@ void rec_writer_wait_returned(rec_thread_t *t)
 		if (atomic_load(&rec_state) != REC_ON)
 			return;
 		if (!atomic_load(&rec_writer_running) && rec_writer_start() != 0 && try_lock()) {
-			xfsz_guard_t g;
-			xfsz_block(&g);
+			rec_xfsz_guard_t g;
+			rec_xfsz_block(&g);
 			drain_queue();
-			xfsz_restore(&g);
+			rec_xfsz_restore(&g);
 			unlock();
 			continue;
 		}
@@ -741,11 +374,11 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	}
 	for (int i = 0; i < timeout_ms; i++) {
 		if (try_lock()) {
-			xfsz_guard_t g;
-			xfsz_block(&g);
+			rec_xfsz_guard_t g;
+			rec_xfsz_block(&g);
 			if (!atomic_load(&closed))
 				do_close();
-			xfsz_restore(&g);
+			rec_xfsz_restore(&g);
 			unlock();
 			return;
 		}
@@ -756,24 +389,20 @@ void rec_writer_finish(const char *why, int timeout_ms)
 int rec_writer_init(int lazy_open)
 {
 	rec_threads_init();
-	header_fill();
+	rec_trace_header_fill();
 	if (lazy_open)
 		return 0;
-	xfsz_guard_t g;
-	xfsz_block(&g);
-	int rc = open_trace();
-	xfsz_restore(&g);
+	rec_xfsz_guard_t g;
+	rec_xfsz_block(&g);
+	int rc = rec_trace_open();
+	rec_xfsz_restore(&g);
 	return rc;
 }
 
 void rec_writer_reset_child(void)
 {
 	/* The parent's queue, writer and thread list stay in the parent. */
-	if (trace_fd >= 0)
-		close(trace_fd);
-	trace_fd = -1;
-	writer = NULL;
-	open_failed = 0;
+	rec_trace_forget();
 	atomic_store(&wlock, 0);
 	atomic_store(&queue, NULL);
 	atomic_store(&new_threads, NULL);
@@ -793,5 +422,5 @@ void rec_writer_reset_child(void)
 	rec_start_mono_ns = rec_mono_ns();
 	rec_clock_rebase(old_start);
 	rec_threads_reset();
-	header_fill();
+	rec_trace_header_fill();
 }

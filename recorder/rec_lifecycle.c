@@ -1,0 +1,234 @@
+/*
+ * rec_lifecycle.c — the life of the recording in this process: start-up
+ * (constructor or first hook, whichever comes first), the destructor, the
+ * fork handlers, closing before exec/_exit and starting anew after a failed
+ * exec, and the edits of the environment that exec'ed images inherit.
+ *
+ * Invariants: start-up runs once (rec_init_state); start-up, closing,
+ * restarting and a fork child's set-up run with in_shim set to
+ * REC_SHIM_INTERNAL, so the shim's own libc calls are never recorded;
+ * errno after each step is what the program left; the
+ * environment is edited in place, never with setenv/unsetenv (see
+ * env_entry); a vfork child (same memory, other pid) touches nothing.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rec_internal.h"
+
+extern char **environ;
+
+_Atomic int rec_state;
+pid_t rec_pid;
+_Alignas(REC_CACHELINE) _Atomic uint64_t rec_seq_counter;
+static char seq_pad[REC_CACHELINE] __attribute__((used)); /* keep the counter's line to itself */
+uint64_t rec_start_mono_ns;
+
+_Atomic int rec_init_state; /* 0 never, 1 running, 2 done */
+
+/* ---- start-up ---------------------------------------------------------------------- */
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+
+/* Initialise once; runs from the first hook call or the constructor,
+ * whichever comes first, with in_shim set. */
+void rec_init(void)
+{
+	int z = 0;
+	if (!atomic_compare_exchange_strong(&rec_init_state, &z, 1))
+		return;
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	rec_resolve();
+	if (getenv("ALLOCRR_DISABLE")) {
+		atomic_store(&rec_init_state, 2);
+		rec_tls.in_shim = saved;
+		return;
+	}
+	rec_pid = rec_getpid();
+	rec_start_mono_ns = rec_mono_ns();
+	rec_clock_init();
+	rec_config_read();
+	if (rec_writer_init(0) == 0) {
+		rec_stacks_init();
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atomic_store(&rec_state, REC_ON);
+		rec_signals_init();
+		rec_thread_t *t = rec_thread_self();
+		if (t)
+			rec_modules_scan(t);
+	}
+	atomic_store(&rec_init_state, 2);
+	rec_tls.in_shim = saved;
+}
+
+/* ---- the environment exec'ed images inherit ------------------------------------------ */
+/* The environment is edited here by hand, never with setenv/unsetenv: a
+ * program may define those itself, and symbol interposition then hands the
+ * shim the program's. bash does: its versions work on its own variable
+ * table, and before its main they change nothing, so ALLOCRR_OUTPUT
+ * reached every program bash started, and each one's trace replaced the
+ * first process's (found by tests/e2e/torture_rec_programs.sh). Edits are
+ * in place, as glibc's own unsetenv makes them, so a program reading the
+ * envp argument of main sees them too. */
+static char **env_entry(const char *name)
+{
+	size_t len = strlen(name);
+	for (char **ep = environ; ep && *ep; ep++)
+		if (strncmp(*ep, name, len) == 0 && (*ep)[len] == '=')
+			return ep;
+	return NULL;
+}
+
+static void env_remove(const char *name)
+{
+	char **ep;
+	while ((ep = env_entry(name)) != NULL)
+		do
+			ep[0] = ep[1];
+		while (*ep++);
+}
+
+/* Drop our own entry from LD_PRELOAD (for --no-follow) so exec'ed images
+ * run unrecorded, keeping whatever else the user preloaded. */
+static void unpreload_self(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre)
+		return;
+	char out[4096];
+	size_t n = 0;
+	const char *p = pre;
+	while (*p) {
+		while (*p == ' ' || *p == ':')
+			p++;
+		const char *e = p;
+		while (*e && *e != ' ' && *e != ':')
+			e++;
+		size_t len = (size_t)(e - p);
+		const char *base = p;
+		for (const char *q = p; q < e; q++)
+			if (*q == '/')
+				base = q + 1;
+		int ours = (size_t)(e - base) == strlen("liballocrr-rec.so") &&
+			   memcmp(base, "liballocrr-rec.so", (size_t)(e - base)) == 0;
+		if (len && !ours && n + len + 2 < sizeof out) {
+			if (n)
+				out[n++] = ' ';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = e;
+	}
+	out[n] = 0;
+	/* out is the old value less our entry, never longer: rewritten in
+	 * the string itself (the environment strings are writable). */
+	char **ep = env_entry("LD_PRELOAD");
+	if (n && ep && n <= strlen(*ep + sizeof "LD_PRELOAD"))
+		memcpy(*ep + sizeof "LD_PRELOAD", out, n + 1);
+	else
+		env_remove("LD_PRELOAD");
+}
+
+/* ---- constructor and destructor ----------------------------------------------------- */
+__attribute__((constructor)) static void rec_ctor(void)
+{
+	rec_init();
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	/* ALLOCRR_OUTPUT names this image's trace only: exec'ed images and
+	 * forked children use ALLOCRR_DIR/PROG.PID.zst. */
+	env_remove("ALLOCRR_OUTPUT");
+	if (!rec_cfg.follow_exec)
+		unpreload_self();
+	if (atomic_load(&rec_state) == REC_ON)
+		rec_writer_start();
+	rec_tls.in_shim = saved;
+}
+
+__attribute__((destructor)) static void rec_dtor(void)
+{
+	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid)
+		return;
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	rec_writer_finish("exit", 10000);
+	rec_tls.in_shim = saved;
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+/* A new trace for this process (a fork child, an image whose exec failed):
+ * fresh writer and stack state, recording on, the module map again. */
+static void record_anew(void)
+{
+	rec_writer_reset_child();
+	rec_stacks_reset_child();
+	atomic_store(&rec_state, REC_ON);
+	rec_thread_t *t = rec_thread_self();
+	if (t)
+		rec_modules_scan(t);
+}
+
+/* glibc runs prepare handlers last registered first, the others in order;
+ * ours is registered at start-up, usually before the program's, so the
+ * program's prepare handlers (which may allocate and unwind) mostly run
+ * before ours closes the gate, and any that run while it is closed do so on
+ * the forking thread, which passes it (rec_stacks.c). */
+static void atfork_prepare(void)
+{
+	int saved = errno;
+	rec_stacks_fork_prepare();
+	errno = saved;
+}
+
+static void atfork_parent(void)
+{
+	int saved = errno; /* fork's own errno when it failed */
+	rec_stacks_fork_parent();
+	errno = saved;
+}
+
+static void atfork_child(void)
+{
+	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
+	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
+		return;
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	atomic_store(&rec_state, REC_OFF);
+	record_anew();
+	rec_tls.in_shim = saved;
+}
+
+/* ---- exec and _exit ------------------------------------------------------------------ */
+/* Called before an exec or _exit replaces or ends this image. Returns 1 if
+ * the trace was closed (and recording may restart if the exec fails). */
+int rec_close_before(const char *why)
+{
+	/* In a vfork child (or raw clone) we share the parent's memory: hands off. */
+	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid || rec_tls.in_shim)
+		return 0;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	rec_writer_finish(why, 10000);
+	rec_tls.in_shim = 0;
+	return 1;
+}
+
+/* The exec failed: this image goes on, so it gets a new trace file. */
+void rec_restart_after_failed_exec(void)
+{
+	int saved = errno;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	for (int i = 0; i < 1000 && atomic_load(&rec_writer_running); i++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	record_anew();
+	rec_tls.in_shim = 0;
+	errno = saved;
+}
