@@ -5,6 +5,7 @@
 #                   one line per test and end with "N passed, N failed"
 #   make demo       record/replay/analyse a bundled sample and print the result
 #   make bench      every benchmark (side by side, ratios)
+#   make coverage   the tests on a --coverage build, line coverage per module (docs/COVERAGE.md)
 #   make install [PREFIX=/usr/local] [DESTDIR=stage]    make uninstall    make man
 #   make clean      V=1 (show commands)
 #   SAN=address,undefined | thread     sanitizer build into build/san-<name>/
@@ -57,11 +58,12 @@ endif
 #   TEST_DEBS   what `make test`, `make fuzz` and `make install-check` need:
 #               clang and its fuzzer runtime, a real browser (HTML report),
 #               perl, python3-zstandard (the spec's second reader), xz and
-#               GNU time (programs the tests run), help2man (man pages).
+#               GNU time (programs the tests run), help2man and man-db (man
+#               pages), lcov (make coverage).
 #   BENCH_DEBS  what `make bench*` adds (hyperfine).
 BUILD_DEBS := build-essential pkg-config libzstd-dev libunwind-dev libdw-dev libsqlite3-dev libssl-dev
 RUN_DEBS := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 valgrind zstd sqlite3
-TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db
+TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db lcov
 BENCH_DEBS := hyperfine
 DEPS_STAMP := build/.deps-ok
 RUN_DEPS_STAMP := build/.run-deps-ok

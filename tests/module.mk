@@ -20,3 +20,15 @@ $(BUILD)/obj/tests/unit/test_livemap.o $(BUILD)/obj/tests/unit/test_heapstats.o:
 UNIT_TESTS += $(TEST_UNIT_BINS)
 E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))
 DEP_FILES += $(patsubst %.c,$(BUILD)/obj/%.d,$(TEST_UNIT_SRCS))
+
+# The recommendation logic of allocreport (analysis/report_recommend.c) on
+# hand-built comparisons: it links that object and the results module.
+RECOMMEND_TEST := $(BUILD)/tests/test_recommend
+$(BUILD)/obj/tests/unit/test_recommend.o: CFLAGS_OUR += -Ianalysis -Iresults
+$(RECOMMEND_TEST): $(BUILD)/obj/tests/unit/test_recommend.o $(call objs,analysis/report_recommend.c) \
+		$(RESULTS_LIB) $(COMMON_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
+
+include tests/coverage.mk
