@@ -24,16 +24,6 @@
 #include "worker_clock.h"
 #include "replay.h"
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)
-{
-	char *msg = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
-		return 0;
-	snprintf(err, cap, "%s", msg ? msg : sqlite3_errmsg(db));
-	sqlite3_free(msg);
-	return -1;
-}
-
 /* Opening and migrating belong to the results module (results/db.c). */
 int ar_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 {
@@ -439,7 +429,7 @@ int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocato
 {
 	char e2[64], uuid[37];
 	r->run_uuid[0] = '\0';
-	if (exec(db, "BEGIN IMMEDIATE", err, cap) != 0)
+	if (ar_res_exec(db, "BEGIN IMMEDIATE", err, cap) != 0)
 		return -1;
 	new_uuid(uuid);
 	int64_t id = -1;
@@ -453,10 +443,10 @@ int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocato
 		if (!strcmp(r->status, AR_ST_OK) && store_children(db, id, r, err, cap) != 0)
 			id = -1;
 	}
-	if (id > 0 && exec(db, "COMMIT", err, cap) == 0) {
+	if (id > 0 && ar_res_exec(db, "COMMIT", err, cap) == 0) {
 		memcpy(r->run_uuid, uuid, sizeof uuid);
 		return id;
 	}
-	exec(db, "ROLLBACK", e2, sizeof e2);
+	ar_res_exec(db, "ROLLBACK", e2, sizeof e2);
 	return -1;
 }

@@ -138,6 +138,9 @@ int ar_res_db_open(const char *path, sqlite3 **db, char *err, size_t errcap);
  * (close it with ar_res_db_close). */
 int ar_res_db_open_readonly(const char *path, sqlite3 **db);
 void ar_res_db_close(sqlite3 *db);
+/* Run sql (one or more statements) on db. Returns 0, or -1 with SQLite's
+ * message in err. */
+int ar_res_exec(sqlite3 *db, const char *sql, char *err, size_t cap);
 /* The current schema version: PRAGMA user_version after every migration. */
 int ar_res_schema_version(void);
 /* The i-th migration's SQL (i from 0: brings user_version i to i+1), NULL

@@ -28,7 +28,7 @@ const char *ar_res_migration(int i)
 	return i >= 0 && i < ar_res_schema_version() ? ar_res_migrations[i] : NULL;
 }
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t cap)
+int ar_res_exec(sqlite3 *db, const char *sql, char *err, size_t cap)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
@@ -63,20 +63,20 @@ static int migrate(sqlite3 *db, int have, int want, char *e, size_t cap)
 {
 	for (int v = have; v < want; v++) {
 		char sql[64];
-		if (exec(db, "BEGIN IMMEDIATE", e, cap) != 0)
+		if (ar_res_exec(db, "BEGIN IMMEDIATE", e, cap) != 0)
 			return -1;
 		/* Re-check inside the write lock: another allocreplay may have
 		 * migrated meanwhile. */
 		if (user_version(db) != v) {
-			exec(db, "ROLLBACK", e, cap);
+			ar_res_exec(db, "ROLLBACK", e, cap);
 			v = user_version(db) - 1;
 			continue;
 		}
 		snprintf(sql, sizeof sql, "PRAGMA user_version=%d", v + 1);
-		if (exec(db, ar_res_migration(v), e, cap) != 0 || exec(db, sql, e, cap) != 0 ||
-		    exec(db, "COMMIT", e, cap) != 0) {
+		if (ar_res_exec(db, ar_res_migration(v), e, cap) != 0 || ar_res_exec(db, sql, e, cap) != 0 ||
+		    ar_res_exec(db, "COMMIT", e, cap) != 0) {
 			char e2[64];
-			exec(db, "ROLLBACK", e2, sizeof e2);
+			ar_res_exec(db, "ROLLBACK", e2, sizeof e2);
 			return -1;
 		}
 	}
@@ -115,7 +115,7 @@ int ar_res_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 	}
 	sqlite3_busy_timeout(db, 10000);
 	char e[512];
-	if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e,
+	if (ar_res_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e,
 		 sizeof e) != 0) {
 		snprintf(err, cap, "database %s: %s (is it an SQLite database?)", path, e);
 		sqlite3_close(db);
