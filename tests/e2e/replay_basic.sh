@@ -12,7 +12,7 @@ installed=$("$AR" --list | awk 'NR > 1 && $4 == "yes"' | wc -l)
 expect_eq "exit status" $? 0
 cat out.txt
 expect_eq "integrity" "$(q r.db 'PRAGMA integrity_check')" ok
-expect_eq "schema version" "$(q r.db 'PRAGMA user_version')" 4
+expect_eq "schema version" "$(q r.db 'PRAGMA user_version')" 5
 expect_eq "traces" "$(q r.db 'SELECT count(*) FROM traces')" 2
 
 for tr in "$SAMPLE" sort.zst; do
