@@ -29,4 +29,26 @@ void ar_reg_upstream_version(const char *debian, char *out, size_t cap);
  * the main program resolves through /proc/self/exe). 0, or AR_EIO/AR_EINVAL. */
 int ar_reg_object_of(const void *addr, char *out, size_t cap);
 
+/* Who a malloc is: the object holding it and what it says about itself. */
+typedef struct ar_reg_identity {
+	char path[512];    /* canonical path (ar_reg_object_of) */
+	char soname[128];  /* DT_SONAME read from that file, else its basename */
+	char version[64];  /* "" when the object does not say: glibc's
+			    * gnu_get_libc_version(), jemalloc's mallctl("version"),
+			    * mimalloc's mi_version() as "M.m.p", gperftools'
+			    * tc_version(); each only when that symbol, as the
+			    * program's lookups find it, lives in the same object */
+} ar_reg_identity_t;
+
+/*
+ * Fill *id for the object holding malloc_fn: the replay worker passes the
+ * malloc its program resolves (dlsym(RTLD_DEFAULT)), the recorder's shim the
+ * one it forwards to (dlsym(RTLD_NEXT)). Safe inside an arbitrary program:
+ * calls only dladdr, realpath, dlsym of symbols the object's file defines
+ * (a failed dlsym would allocate its message), mmap of that file and the
+ * version functions above; allocates nothing itself. 0, or AR_EIO/AR_EINVAL from
+ * ar_reg_object_of (then *id is empty).
+ */
+int ar_reg_malloc_identity(const void *malloc_fn, ar_reg_identity_t *id);
+
 #endif

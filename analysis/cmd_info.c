@@ -44,6 +44,72 @@ static int oom(const char *path, ar_livemap_t *live, ar_reader_t *r)
 	return 2;
 }
 
+/* A figure of the PROCESS record, or null when the trace does not have it
+ * (0 stands for unknown there, SPEC 6.10). */
+static void json_figure(const char *key, int has, uint64_t v)
+{
+	if (has && v)
+		printf(",\"%s\":%" PRIu64, key, v);
+	else
+		printf(",\"%s\":null", key);
+}
+
+/* SPEC 6.8-6.10, for traces of format 1.1 and later: what the program ran
+ * on and its RSS (keys absent for 1.0 traces, whose JSON is a contract:
+ * tests/golden). */
+static void json_process(const ar_reader_t *r)
+{
+	const ar_header_t *h = ar_reader_header(r);
+	if (h->version_major == 1 && h->version_minor < 1)
+		return;
+	const ar_process_info_t *p = ar_reader_process(r);
+	printf(",\"allocator\":");
+	if (p && p->has_allocator) {
+		printf("{\"path\":");
+		json_string(stdout, p->alloc_path);
+		printf(",\"soname\":");
+		json_string(stdout, p->alloc_soname);
+		printf(",\"version\":");
+		json_string(stdout, p->alloc_version);
+		printf("}");
+	} else {
+		printf("null");
+	}
+	int has = p && p->has_process;
+	json_figure("start_rss_bytes", has, has ? p->start_rss_bytes : 0);
+	json_figure("peak_rss_bytes", has, has ? p->peak_rss_bytes : 0);
+	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
+	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
+	printf(",\"rss_samples\":%u", ar_reader_rss_count(r));
+}
+
+/* The same in text, for every trace. */
+static void text_process(const ar_reader_t *r)
+{
+	static char a[4 * 512 + 1], b[4 * AR_SONAME_MAX + 1], c[4 * AR_ALLOC_VERSION_MAX + 1];
+	const ar_process_info_t *p = ar_reader_process(r);
+	if (p && p->has_allocator && p->alloc_path[0])
+		printf("allocator         %s %s (%s)\n", ar_printable(p->alloc_soname, b, sizeof b),
+		       p->alloc_version[0] ? ar_printable(p->alloc_version, c, sizeof c) : "(version unknown)",
+		       ar_printable(p->alloc_path, a, sizeof a));
+	else
+		printf("allocator         %s\n", p && p->has_allocator ? "the recorder could not tell"
+									 : "not recorded in this trace");
+	if (p && p->has_process) {
+		char peak[48] = "unknown", end[48] = "unknown";
+		if (p->peak_rss_bytes)
+			snprintf(peak, sizeof peak, "%.1f MiB", (double)p->peak_rss_bytes / 1048576.0);
+		if (p->end_rss_bytes)
+			snprintf(end, sizeof end, "%.1f MiB", (double)p->end_rss_bytes / 1048576.0);
+		printf("process RSS       start %.1f MiB, peak %s (VmHWM), at close %s; %u samples\n",
+		       (double)p->start_rss_bytes / 1048576.0, peak, end, ar_reader_rss_count(r));
+	} else if (ar_reader_rss_count(r)) {
+		printf("process RSS       %u samples (no end record: the trace was not closed)\n", ar_reader_rss_count(r));
+	} else {
+		printf("process RSS       not recorded in this trace\n");
+	}
+}
+
 static const char *status_name(ar_status_t s)
 {
 	return s == AR_STATUS_COMPLETE ? "complete" : s == AR_STATUS_TRUNCATED ? "truncated" : "corrupt";
@@ -51,9 +117,11 @@ static const char *status_name(ar_status_t s)
 
 const ar_cmd_help_t ar_info_help = {
 	"alloctrace info [OPTION]... FILE",
-	"What the trace FILE holds: program, pid, threads, events by op, bytes requested,\n"
-	"failed calls, peak live bytes, duration, file size, SHA-256 (the key of the\n"
-	"results database), and whether it is complete, truncated or corrupt (where).",
+	"What the trace FILE holds: program, pid, threads, events by op, the allocator\n"
+	"the program ran on and its RSS at start and peak (recorded since format 1.1),\n"
+	"bytes requested, failed calls, peak live bytes, duration, file size, SHA-256\n"
+	"(the key of the results database), and whether it is complete, truncated or\n"
+	"corrupt (where).",
 	"      --json          print one JSON object instead of text\n",
 };
 
@@ -132,6 +200,7 @@ int ar_info_run(const char *path, int json)
 		       s.requested, s.failed, s.live.peak_live_bytes, s.live.unknown_frees, bytes,
 		       s.events ? (double)bytes / (double)s.events : 0.0, ft ? ft->dropped_events : 0,
 		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
+		json_process(r);
 		if (st != AR_STATUS_COMPLETE) {
 			printf(",\"problem\":");
 			json_string(stdout, ar_trace_problem(path, err->msg));
@@ -161,6 +230,7 @@ int ar_info_run(const char *path, int json)
 		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
 			if (h->ops[op].name[0] && s.by_op[op])
 				printf("  %-15s %" PRIu64 "\n", h->ops[op].name, s.by_op[op]);
+		text_process(r);
 		printf("requested bytes   %" PRIu64 "\n", s.requested);
 		printf("failed calls      %" PRIu64 "\n", s.failed);
 		printf("peak live bytes   %" PRIu64 " (at seq %" PRIu64 ")\n", s.live.peak_live_bytes, s.live.peak_seq);

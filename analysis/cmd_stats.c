@@ -161,7 +161,8 @@ const ar_cmd_help_t ar_stats_help = {
 	"alloctrace stats [OPTION]... FILE",
 	"What the heap of the program recorded in FILE looks like, before choosing an\n"
 	"allocator: size and lifetime histograms, live bytes over time and its peak,\n"
-	"per-thread rates, cross-thread frees, realloc growth, what a pool or an arena\n"
+	"the process's RSS over time (recorded since format 1.1), per-thread rates,\n"
+	"cross-thread frees, realloc growth, what a pool or an arena\n"
 	"could serve, and the top allocation sites when stacks were recorded.",
 	"      --json          print one JSON object instead of text\n"
 	"      --top=N         list the N largest sizes and sites (default 10)\n",
@@ -220,6 +221,8 @@ typedef struct stats_view {
 	ar_sym_t *sym;       /* NULL without stacks or symbolization */
 	ar_hs_site_t *sites; /* the sites that allocated, or NULL */
 	uint32_t nsites;
+	ar_hs_rss_t rss;     /* the process's recorded RSS (format 1.1) */
+	const ar_process_info_t *proc; /* NULL for older traces */
 } stats_view_t;
 
 /* Open the trace and the counters; 0, or 2 after saying why. */
@@ -298,6 +301,9 @@ static void prepare_view(stats_view_t *v, int symbolize)
 	v->sizes = ar_heapstats_top_sizes(s, &v->nsizes);
 	if (s->nsites > 1 && symbolize)
 		ar_sym_open(&v->sym, v->r, NULL);
+	v->proc = ar_reader_process(v->r);
+	if (ar_heapstats_rss(v->r, &v->rss) != 0)
+		ar_cli_error(v->path, "out of memory summarising %u RSS samples; left out", ar_reader_rss_count(v->r));
 	if (s->nsites > 1 && (v->sites = malloc(s->nsites * sizeof *v->sites)) != NULL)
 		for (uint32_t i = 1; i < s->nsites; i++)
 			if (s->sites[i].calls)
@@ -346,6 +352,30 @@ static void json_lifetimes_and_live(const stats_view_t *v)
 	printf("],");
 }
 
+/* "process_rss": the RSS the recorder sampled (SPEC 6.9), null without samples. */
+static void json_rss(const stats_view_t *v)
+{
+	const ar_hs_rss_t *x = &v->rss;
+	if (!x->n) {
+		printf("\"process_rss\":null,");
+		return;
+	}
+	printf("\"process_rss\":{\"samples\":%u,\"min_bytes\":%" PRIu64 ",\"median_bytes\":%" PRIu64
+	       ",\"peak_bytes\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64 ",\"peak_seq\":%" PRIu64
+	       ",\"first_time_ns\":%" PRIu64 ",\"last_time_ns\":%" PRIu64 ",\"vmhwm_bytes\":",
+	       x->n, x->min_bytes, x->median_bytes, x->peak_bytes, x->peak_time_ns, x->peak_seq, x->first_time_ns,
+	       x->last_time_ns);
+	if (v->proc && v->proc->has_process && v->proc->peak_rss_bytes)
+		printf("%" PRIu64, v->proc->peak_rss_bytes);
+	else
+		printf("null");
+	printf(",\"points\":[");
+	for (uint32_t i = 0; i < x->npoints; i++)
+		printf("%s{\"time_ns\":%" PRIu64 ",\"seq\":%" PRIu64 ",\"rss_bytes\":%" PRIu64 "}", i ? "," : "",
+		       x->points[i].time_ns, x->points[i].seq, x->points[i].rss_bytes);
+	printf("]},");
+}
+
 static void json_threads_and_patterns(const stats_view_t *v)
 {
 	const ar_heapstats_t *s = v->s;
@@ -386,6 +416,7 @@ static void print_json(const stats_view_t *v)
 {
 	json_calls_and_sizes(v);
 	json_lifetimes_and_live(v);
+	json_rss(v);
 	json_threads_and_patterns(v);
 	json_sites(v);
 	printf("}\n");
@@ -438,6 +469,34 @@ static void text_lifetimes_and_live(const stats_view_t *v)
 		fmt_ns(a, sizeof a, s->timeline[i].time_ns);
 		fmt_bytes(b, sizeof b, s->timeline[i].live_bytes);
 		printf("  %10s %10s %.*s\n", a, b, (int)(40 * s->timeline[i].live_bytes / maxl),
+		       "########################################");
+	}
+}
+
+static void text_rss(const stats_view_t *v)
+{
+	const ar_hs_rss_t *x = &v->rss;
+	char a[32], b[32], c[32], d[32];
+	if (!x->n) {
+		printf("\nprocess RSS   not recorded in this trace (recorded since trace format 1.1)\n");
+		return;
+	}
+	fmt_bytes(a, sizeof a, x->min_bytes);
+	fmt_bytes(b, sizeof b, x->median_bytes);
+	fmt_bytes(c, sizeof c, x->peak_bytes);
+	fmt_ns(d, sizeof d, x->peak_time_ns);
+	printf("\nprocess RSS   %u samples: min %s, median %s, peak %s at %s (seq %" PRIu64 ")", x->n, a, b, c, d,
+	       x->peak_seq);
+	if (v->proc && v->proc->has_process && v->proc->peak_rss_bytes) {
+		fmt_bytes(a, sizeof a, v->proc->peak_rss_bytes);
+		printf("; kernel peak (VmHWM) %s", a);
+	}
+	printf("\nprocess RSS over time (whole process, recorder included)\n");
+	uint64_t maxr = x->peak_bytes ? x->peak_bytes : 1;
+	for (uint32_t i = 0; i < x->npoints; i++) {
+		fmt_ns(a, sizeof a, x->points[i].time_ns);
+		fmt_bytes(b, sizeof b, x->points[i].rss_bytes);
+		printf("  %10s %10s %.*s\n", a, b, (int)(40 * x->points[i].rss_bytes / maxr),
 		       "########################################");
 	}
 }
@@ -498,6 +557,7 @@ static void print_text(const stats_view_t *v)
 {
 	text_calls_and_sizes(v);
 	text_lifetimes_and_live(v);
+	text_rss(v);
 	text_threads(v);
 	text_realloc_and_simpler(v);
 	text_sites(v);

@@ -398,3 +398,44 @@ uint64_t ar_heapstats_size_percentile(ar_heapstats_t *s, double p)
 	free(copy);
 	return r;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int ar_heapstats_rss(const ar_reader_t *r, ar_hs_rss_t *out)
+{
+	memset(out, 0, sizeof *out);
+	uint32_t n = ar_reader_rss_count(r);
+	if (n == 0)
+		return 0;
+	uint64_t *v = malloc((size_t)n * sizeof *v);
+	if (!v)
+		return AR_ENOMEM;
+	out->n = n;
+	out->min_bytes = UINT64_MAX;
+	for (uint32_t i = 0; i < n; i++) {
+		const ar_rss_sample_t *x = ar_reader_rss_at(r, i);
+		v[i] = x->rss_bytes;
+		if (x->rss_bytes < out->min_bytes)
+			out->min_bytes = x->rss_bytes;
+		if (i == 0 || x->rss_bytes > out->peak_bytes) {
+			out->peak_bytes = x->rss_bytes;
+			out->peak_time_ns = x->time_ns;
+			out->peak_seq = x->seq;
+		}
+	}
+	qsort(v, n, sizeof *v, cmp_u64);
+	out->median_bytes = v[(n - 1) / 2];
+	free(v);
+	out->first_time_ns = ar_reader_rss_at(r, 0)->time_ns;
+	out->last_time_ns = ar_reader_rss_at(r, n - 1)->time_ns;
+	out->npoints = n < AR_HS_RSS_POINTS ? n : AR_HS_RSS_POINTS;
+	for (uint32_t k = 0; k < out->npoints; k++) {
+		uint32_t i = out->npoints > 1 ? (uint32_t)((uint64_t)k * (n - 1) / (out->npoints - 1)) : 0;
+		out->points[k] = *ar_reader_rss_at(r, i);
+	}
+	return 0;
+}

@@ -100,4 +100,22 @@ const ar_hs_size_t *ar_heapstats_top_sizes(ar_heapstats_t *s, uint64_t *n);
  * exact size table. */
 uint64_t ar_heapstats_size_percentile(ar_heapstats_t *s, double p);
 
+/* ---- the recorded process's RSS (SPEC 6.9, format 1.1) ---------------------- */
+#define AR_HS_RSS_POINTS 12 /* samples shown over time, evenly spaced by index */
+
+/* A compact summary of the RSS samples a trace carries. */
+typedef struct ar_hs_rss {
+	uint32_t n;                 /* samples; 0 = none (every other field 0) */
+	uint64_t min_bytes, median_bytes; /* median: the lower middle value */
+	uint64_t peak_bytes;        /* the highest sample ... */
+	uint64_t peak_time_ns, peak_seq; /* ... the first time it was reached */
+	uint64_t first_time_ns, last_time_ns;
+	ar_rss_sample_t points[AR_HS_RSS_POINTS]; /* first and last included */
+	uint32_t npoints;
+} ar_hs_rss_t;
+
+/* Summarise the RSS samples of r into *out. 0, or AR_ENOMEM (the median
+ * sorts a copy of the values). */
+int ar_heapstats_rss(const ar_reader_t *r, ar_hs_rss_t *out);
+
 #endif

@@ -5,15 +5,18 @@
 # The shim is built apart from everything else: it is loaded into arbitrary
 # programs, so it is never built with sanitizers (a preloaded ASan runtime
 # cannot work), all its symbols except the interposed libc functions are
-# hidden, and it carries its own hidden copy of the trace-format objects.
+# hidden, and it carries its own hidden copy of the trace-format objects and
+# of allocators/registry_probe.c (which object serves malloc is proven by the
+# same code in the recorded program and in the replay worker).
 
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_config.c \
 	recorder/rec_thread.c recorder/rec_writer.c recorder/rec_tracefile.c recorder/rec_mem.c \
-	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c common/cpu.c
+	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c recorder/rec_process.c common/cpu.c \
+	allocators/registry_probe.c
 REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
-	-fvisibility=hidden -ftls-model=initial-exec -Irecorder
+	-fvisibility=hidden -ftls-model=initial-exec -Irecorder -Iallocators
 REC_SHIM_LDFLAGS := $(filter-out -fsanitize=%,$(LDFLAGS_OUR))
 # libzstd.a and libunwind.a on Debian are not PIC: link the shared ones.
 REC_SHIM_LIBS := -lzstd -lunwind -ldl -lpthread

@@ -215,6 +215,27 @@ void rec_trace_write(const rec_buf_t *b);
 void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
 /* Fork child: close the parent's file here and forget it. */
 void rec_trace_forget(void);
+/* fd moved out of the way of programs that dup2() onto low numbers: to 1000
+ * or above (below a low RLIMIT_NOFILE), close-on-exec; fd itself when that
+ * fails. */
+int rec_move_fd_high(int fd);
+/* Write one metadata block if the trace is open (a failure calls rec_fail). */
+void rec_trace_write_meta(const ar_metabuf_t *m);
+
+/* ---- the process: allocator and RSS (rec_process.c) ------------------------------ */
+/* Start-up, program thread: the RSS at start. */
+void rec_process_init(void);
+/* A new trace of this image (fork child, failed exec): its own start RSS. */
+void rec_process_reset_child(void);
+/* wlock holder, trace open: the ALLOCATOR record and the start sample, once
+ * per trace, before anything else of it. */
+void rec_process_write_start(void);
+/* Writer thread, wlock held: take an RSS sample when one is due and write
+ * the waiting ones every second. Returns ns until the next sample is due
+ * (UINT64_MAX when sampling stopped). */
+uint64_t rec_process_tick(uint64_t now_ns);
+/* wlock holder, closing an open trace: the last sample, the PROCESS record. */
+void rec_process_close(void);
 
 /* ---- warnings (rec_tracefile.c); any thread ------------------------------------- */
 /* Warn once on stderr ("allocrr: ...") and stop recording. */

@@ -53,6 +53,7 @@ void rec_init(void)
 	rec_pid = rec_getpid();
 	rec_start_mono_ns = rec_mono_ns();
 	rec_clock_init();
+	rec_process_init(); /* the RSS before the program's main */
 	rec_config_read();
 	if (rec_writer_init(0) == 0) {
 		rec_stacks_init();

@@ -172,7 +172,7 @@ static void expand(char *out, size_t cap, const char *pat)
 
 /* Keep the trace fd out of the way of programs that dup2() onto low
  * numbers (shells do): move it high. */
-static int move_fd_high(int fd)
+int rec_move_fd_high(int fd)
 {
 	struct rlimit rl;
 	int want = 1000;
@@ -255,7 +255,7 @@ static int open_unnamed_first(void)
 	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return 1;
-	fd = move_fd_high(fd);
+	fd = rec_move_fd_high(fd);
 	note_ours(fd);
 	ar_error_t err;
 	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
@@ -311,7 +311,7 @@ int rec_trace_open(void)
 		rec_fail("cannot create trace %s: %s", trace_path, strerror(errno));
 		return -1;
 	}
-	fd = move_fd_high(fd);
+	fd = rec_move_fd_high(fd);
 	note_ours(fd);
 	ar_error_t err;
 	rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
@@ -357,6 +357,7 @@ void rec_trace_write(const rec_buf_t *b)
 	if (writer && atomic_load(&rec_state) != REC_STOPPED) {
 		ar_error_t err;
 		int rc = 0;
+		rec_process_write_start(); /* the file's first block, SPEC 6.8 */
 		if (!fd_still_ours()) {
 			rec_fail("the program closed the trace file %s", trace_path);
 		} else {
@@ -370,12 +371,28 @@ void rec_trace_write(const rec_buf_t *b)
 	}
 }
 
+void rec_trace_write_meta(const ar_metabuf_t *m)
+{
+	if (!writer || atomic_load(&rec_state) == REC_STOPPED || !m->nrecords)
+		return;
+	if (!fd_still_ours()) {
+		rec_fail("the program closed the trace file %s", trace_path);
+		return;
+	}
+	ar_error_t err;
+	int rc = ar_writer_write_meta(writer, m, &err);
+	if (rc != 0)
+		write_error(rc, &err);
+}
+
 void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 {
 	if (!writer && m->nrecords == 0 && !rec_cfg.output[0])
 		return; /* a fork child that recorded nothing: no file */
 	if (!writer && rec_trace_open() != 0)
 		return;
+	if (atomic_load(&rec_state) != REC_STOPPED)
+		rec_process_close();
 	int footer = atomic_load(&rec_state) != REC_STOPPED;
 	if (busy && footer) {
 		/* Events are missing: the trace must not claim to be complete. */

@@ -1,8 +1,9 @@
 /*
  * rec_writer.c — the writer thread and its queue: takes the buffers threads
  * hand over, steals buffers from idle threads so that old events reach the
- * disk, and runs the final close; the file itself (naming, opening, the
- * bytes, the footer) is rec_tracefile.c's.
+ * disk, wakes every 10 ms for the process's RSS sample (rec_process.c), and
+ * runs the final close; the file itself (naming, opening, the bytes, the
+ * footer) is rec_tracefile.c's.
  *
  * One background thread ("allocrr-writer") does the work so that the traced
  * threads never compress or write. It keeps rec_tls.in_shim set for its whole
@@ -223,11 +224,12 @@ static void *writer_main(void *arg)
 	prctl(PR_SET_NAME, "allocrr-writer", 0, 0, 0);
 	uint64_t tick = rec_cfg.flush_ns / 2;
 	uint64_t last_scan = rec_time_ns();
+	uint64_t wait = 0; /* the first round writes the process's start record */
 	for (;;) {
 		atomic_store(&writer_waiting, 1);
 		uint32_t seen = atomic_load(&wake_word);
-		if (!atomic_load(&queue) && !atomic_load(&close_req)) {
-			struct timespec ts = {(time_t)(tick / 1000000000u), (long)(tick % 1000000000u)};
+		if (!atomic_load(&queue) && !atomic_load(&close_req) && wait) {
+			struct timespec ts = {(time_t)(wait / 1000000000u), (long)(wait % 1000000000u)};
 			syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 		}
 		atomic_store(&writer_waiting, 0);
@@ -245,6 +247,9 @@ static void *writer_main(void *arg)
 			steal_all(rec_cfg.flush_ns);
 			last_scan = now;
 		}
+		/* RSS samples (SPEC 6.9): the wake-up waits for the next one. */
+		uint64_t due = rec_process_tick(now);
+		wait = due < tick ? due : tick;
 		unlock();
 		if (atomic_load(&rec_state) == REC_STOPPED)
 			break; /* a write failed: nothing more to do */
@@ -423,4 +428,5 @@ void rec_writer_reset_child(void)
 	rec_clock_rebase(old_start);
 	rec_threads_reset();
 	rec_trace_header_fill();
+	rec_process_reset_child();
 }

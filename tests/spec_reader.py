@@ -42,8 +42,11 @@ BUILTIN_OPS = {
     10: ("pvalloc", 0x30),
 }
 
-# SPEC 6 record types
+MAX_RSS_SAMPLES = 1 << 21
+
+# SPEC 6 record types (8-10 since 1.1)
 R_EVENTS, R_THREAD_START, R_THREAD_EXIT, R_THREAD_NAME, R_STACK, R_MODULE, R_FOOTER = range(1, 8)
+R_ALLOCATOR, R_RSS_SAMPLE, R_PROCESS = 8, 9, 10
 
 
 class Stop(Exception):
@@ -125,6 +128,9 @@ class Trace:
         self.threads = {}         # thread index -> last_seq of its last events block
         self.footer = False
         self.good_end = 0         # file offset after the last fully valid frame
+        self.allocator = None     # SPEC 6.8: (path, soname, version), the last one
+        self.rss = []             # SPEC 6.9: (time ns, seq, rss bytes), file order
+        self.process = None       # SPEC 6.10: the six fields, the last one
 
 
 # ---------------------------------------------------------------- SPEC 3.1
@@ -333,6 +339,17 @@ def parse_meta_record(tr, rtype, c, blocks_before):
             c.bad("footer says %d events in %d blocks, file has %d in %d"
                   % (f[0], f[2], len(tr.events), blocks_before))
         tr.footer = True
+    elif rtype == R_ALLOCATOR:
+        tr.allocator = (c.string(511, "allocator path"), c.string(127, "allocator soname"),
+                        c.string(63, "allocator version"))
+    elif rtype == R_RSS_SAMPLE:
+        sample = (c.varint(), c.varint(), c.varint())
+        if len(tr.rss) >= MAX_RSS_SAMPLES:
+            c.bad("more than %d RSS samples" % MAX_RSS_SAMPLES)
+        tr.rss.append(sample)
+    elif rtype == R_PROCESS:
+        # start rss, start time, peak rss (VmHWM), end rss, end time, sample interval
+        tr.process = tuple(c.varint() for _ in range(6))
     # other types: skipped by their length (SPEC 8)
 
 
@@ -481,11 +498,34 @@ def describe(tr, status, exc):
     return "corrupt at offset %d: %s" % (exc.offset, exc.msg)
 
 
+def process_json(tr):
+    """SPEC 6.8-6.10 as one JSON object, keys named like `alloctrace info
+    --json` names them, so a test can compare the two readers."""
+    import json
+    out = {}
+    if tr.allocator:
+        path, soname, version = (b.decode("utf-8", "replace") for b in tr.allocator)
+        out["allocator"] = {"path": path, "soname": soname, "version": version}
+    if tr.process:
+        keys = ("start_rss_bytes", "start_time_ns", "peak_rss_bytes", "end_rss_bytes",
+                "end_time_ns", "sample_interval_ns")
+        out["process"] = dict(zip(keys, tr.process))
+    out["rss_samples"] = len(tr.rss)
+    if tr.rss:
+        peak = max(tr.rss, key=lambda s: s[2])  # the first sample holding the highest value
+        out["rss_min_bytes"] = min(s[2] for s in tr.rss)
+        out["rss_peak_bytes"], out["rss_peak_time_ns"] = peak[2], peak[0]
+    return json.dumps(out, sort_keys=True)
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("dump", "verify"):
-        sys.stderr.write("usage: spec_reader.py dump|verify FILE\n")
+    if len(argv) != 3 or argv[1] not in ("dump", "verify", "process"):
+        sys.stderr.write("usage: spec_reader.py dump|verify|process FILE\n")
         return 2
     tr, status, exc = read_trace(argv[2])
+    if argv[1] == "process":
+        print(process_json(tr))
+        return {"ok": 0, "truncated": 1, "corrupt": 2}[status]
     if argv[1] == "verify":
         print(describe(tr, status, exc))
         return {"ok": 0, "truncated": 1, "corrupt": 2}[status]

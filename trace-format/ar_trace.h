@@ -8,7 +8,8 @@
  *   - then blocks, each a small skippable "descriptor" frame followed by one
  *     regular zstd frame that decodes alone. An events block holds the events
  *     of one thread; a metadata block holds thread, stack, module and footer
- *     records.
+ *     records, and (since 1.1) what the process ran on and its RSS over time
+ *     (ar_reader_process, ar_reader_rss_at).
  * `zstd -d` therefore works on a trace, and any complete prefix is readable.
  *
  * Writing (recorder side):
@@ -42,7 +43,9 @@ extern "C" {
 #endif
 
 #define AR_TRACE_VERSION_MAJOR 1 /* readers refuse a different major */
-#define AR_TRACE_VERSION_MINOR 0 /* readers accept any minor, skipping what they do not know */
+/* Readers accept any minor, skipping what they do not know. 1.1 added the
+ * ALLOCATOR, RSS_SAMPLE and PROCESS records (SPEC 6.8-6.10). */
+#define AR_TRACE_VERSION_MINOR 1
 
 /* ---- error codes ------------------------------------------------------ */
 enum {
@@ -185,6 +188,45 @@ typedef struct ar_module_info {
 	uint32_t build_id_len;
 } ar_module_info_t;
 
+/*
+ * What the recorded process ran on and how much memory it really used
+ * (SPEC 6.8, 6.10; since format 1.1). The recorder writes the allocator at
+ * start and the rest when it closes the trace; a reader fills what the trace
+ * holds and says which parts it found. Byte figures are the kernel's resident
+ * set (RSS: /proc/self/statm resident pages x page size), of the whole
+ * process, recorder included.
+ */
+#define AR_SONAME_MAX 128
+#define AR_ALLOC_VERSION_MAX 64
+typedef struct ar_process_info {
+	/* ALLOCATOR record: the object that served the program's malloc, proven
+	 * like the replay worker does (dladdr + realpath of the malloc the
+	 * recorder's shim forwards to). */
+	int has_allocator;                  /* 0: the trace has no ALLOCATOR record */
+	char alloc_path[512];               /* canonical path, "/usr/lib/x86_64-linux-gnu/libc.so.6" */
+	char alloc_soname[AR_SONAME_MAX];   /* DT_SONAME ("libc.so.6"), else the path's basename */
+	char alloc_version[AR_ALLOC_VERSION_MAX]; /* "2.36", "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c"; "" = unknown */
+	/* PROCESS record, written when the trace was closed: absent from a
+	 * truncated trace (the first RSS sample, at seq 0, still gives the
+	 * start). */
+	int has_process;                    /* 0: the fields below are 0 */
+	uint64_t start_rss_bytes;  /* RSS when the recorder started, before main; 0 = unknown */
+	uint64_t start_time_ns;    /* when start_rss_bytes was read, ns since the header's start */
+	uint64_t peak_rss_bytes;   /* VmHWM at close: the kernel's peak RSS of this process image; 0 = unknown */
+	uint64_t end_rss_bytes;    /* RSS at close; 0 = unknown */
+	uint64_t end_time_ns;      /* when the trace was closed, ns since start */
+	uint64_t sample_interval_ns; /* the RSS sampling period the recorder started with */
+} ar_process_info_t;
+
+/* One RSS sample (SPEC 6.9): at time_ns (ns since the header's start, the
+ * clock of events), the process was rss_bytes resident and the sequence
+ * counter (SPEC 4) stood at seq: events with a seq up to it happened before. */
+typedef struct ar_rss_sample {
+	uint64_t time_ns;
+	uint64_t seq;
+	uint64_t rss_bytes;
+} ar_rss_sample_t;
+
 typedef struct ar_footer {
 	uint64_t events;        /* events the writer wrote */
 	uint64_t threads;
@@ -256,6 +298,13 @@ int ar_meta_thread_exit(ar_metabuf_t *m, uint32_t thread, uint64_t seq, uint64_t
 int ar_meta_thread_name(ar_metabuf_t *m, uint32_t thread, const char *name);
 int ar_meta_stack(ar_metabuf_t *m, uint32_t id, const uint64_t *frames, uint32_t depth);
 int ar_meta_module(ar_metabuf_t *m, const ar_module_info_t *mod);
+/* Since 1.1 (SPEC 6.8-6.10). Strings longer than their limit (511, 127, 63
+ * bytes) are cut. NULL strings are written empty. */
+int ar_meta_allocator(ar_metabuf_t *m, const char *path, const char *soname, const char *version);
+int ar_meta_rss_sample(ar_metabuf_t *m, const ar_rss_sample_t *s);
+/* The PROCESS record from p's start/peak/end/interval fields (the allocator
+ * fields and the has_* flags are ignored). */
+int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *p);
 
 typedef struct ar_writer ar_writer_t;
 
@@ -331,6 +380,19 @@ uint32_t ar_reader_stack_count(const ar_reader_t *r);
 const uint64_t *ar_reader_stack_at(const ar_reader_t *r, uint32_t i, uint32_t *id, uint32_t *depth);
 uint32_t ar_reader_module_count(const ar_reader_t *r);
 const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i);
+
+/* What the process ran on and its memory (format 1.1), like the other
+ * metadata available as soon as ar_reader_open returned. NULL when the trace
+ * has neither an ALLOCATOR nor a PROCESS record (a 1.0 trace, a synthetic
+ * one); has_allocator / has_process say which of the two it had. A later
+ * record of a kind replaces an earlier one. */
+const ar_process_info_t *ar_reader_process(const ar_reader_t *r);
+/* RSS samples in file order, which the recorder makes time order (a reader
+ * does not check it); 0 for a trace without them. The first sample of a
+ * recorded trace is the one taken at start (seq 0). */
+uint32_t ar_reader_rss_count(const ar_reader_t *r);
+/* The i-th sample (0 <= i < count), or NULL past the end. */
+const ar_rss_sample_t *ar_reader_rss_at(const ar_reader_t *r, uint32_t i);
 
 /*
  * Next event in file order (blocks as written, events of a block in order).

@@ -132,3 +132,33 @@ int ar_meta_module(ar_metabuf_t *m, const ar_module_info_t *mod)
 	p = put_string(p, (const char *)mod->build_id, mod->build_id_len);
 	return meta_put(m, AR_REC_MODULE, body, (size_t)(p - body));
 }
+
+int ar_meta_allocator(ar_metabuf_t *m, const char *path, const char *soname, const char *version)
+{
+	uint8_t body[3 * 2 + AR_LIMIT_PATH + AR_LIMIT_SONAME + AR_LIMIT_ALLOC_VERSION], *p = body;
+	p = put_string(p, path ? path : "", path ? strnlen(path, AR_LIMIT_PATH) : 0);
+	p = put_string(p, soname ? soname : "", soname ? strnlen(soname, AR_LIMIT_SONAME) : 0);
+	p = put_string(p, version ? version : "", version ? strnlen(version, AR_LIMIT_ALLOC_VERSION) : 0);
+	return meta_put(m, AR_REC_ALLOCATOR, body, (size_t)(p - body));
+}
+
+int ar_meta_rss_sample(ar_metabuf_t *m, const ar_rss_sample_t *s)
+{
+	uint8_t body[30], *p = body;
+	p = ar_put_varint(p, s->time_ns);
+	p = ar_put_varint(p, s->seq);
+	p = ar_put_varint(p, s->rss_bytes);
+	return meta_put(m, AR_REC_RSS_SAMPLE, body, (size_t)(p - body));
+}
+
+int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *pi)
+{
+	uint8_t body[60], *p = body;
+	p = ar_put_varint(p, pi->start_rss_bytes);
+	p = ar_put_varint(p, pi->start_time_ns);
+	p = ar_put_varint(p, pi->peak_rss_bytes);
+	p = ar_put_varint(p, pi->end_rss_bytes);
+	p = ar_put_varint(p, pi->end_time_ns);
+	p = ar_put_varint(p, pi->sample_interval_ns);
+	return meta_put(m, AR_REC_PROCESS, body, (size_t)(p - body));
+}

@@ -36,6 +36,9 @@ enum {
 	AR_REC_STACK = 5,
 	AR_REC_MODULE = 6,
 	AR_REC_FOOTER = 7,
+	AR_REC_ALLOCATOR = 8,  /* since 1.1 */
+	AR_REC_RSS_SAMPLE = 9, /* since 1.1 */
+	AR_REC_PROCESS = 10,   /* since 1.1 */
 };
 
 /* SPEC 5.3: the event header byte. */
@@ -51,6 +54,12 @@ enum {
 #define AR_LIMIT_NAME 31u
 #define AR_LIMIT_PATH 511u
 #define AR_LIMIT_BUILD_ID 64u
+#define AR_LIMIT_SONAME 127u
+#define AR_LIMIT_ALLOC_VERSION 63u
+/* RSS samples a reader keeps (24 bytes each: 48 MiB); the recorder halves
+ * its sampling rate every AR_RSS_THIN_EVERY samples, so a recording would
+ * need about 2^32 times 11 minutes to reach it. */
+#define AR_LIMIT_RSS_SAMPLES (1u << 21)
 
 static inline uint64_t ar_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t ar_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }

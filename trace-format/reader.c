@@ -281,6 +281,57 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 			}
 			break;
 		}
+		case AR_REC_ALLOCATOR: {
+			ar_process_info_t *pi = &r->proc;
+			char path[sizeof pi->alloc_path], soname[sizeof pi->alloc_soname],
+				version[sizeof pi->alloc_version];
+			mstr(&m, path, sizeof path, NULL);
+			mstr(&m, soname, sizeof soname, NULL);
+			mstr(&m, version, sizeof version, NULL);
+			if (!m.bad) {
+				memcpy(pi->alloc_path, path, sizeof path);
+				memcpy(pi->alloc_soname, soname, sizeof soname);
+				memcpy(pi->alloc_version, version, sizeof version);
+				pi->has_allocator = 1;
+			}
+			break;
+		}
+		case AR_REC_RSS_SAMPLE: {
+			ar_rss_sample_t smp;
+			smp.time_ns = mvar(&m);
+			smp.seq = mvar(&m);
+			smp.rss_bytes = mvar(&m);
+			if (m.bad)
+				break;
+			if (r->nrss >= AR_LIMIT_RSS_SAMPLES)
+				return ar_reader_fail(r, AR_ELIMIT, off,
+						      "metadata block at offset %llu: more than %u RSS samples (SPEC 7.1)",
+						      (unsigned long long)off, AR_LIMIT_RSS_SAMPLES);
+			size_t cap = r->rss_cap;
+			if (ar_grow((void **)&r->rss, sizeof smp, &cap, r->nrss + 1u))
+				rc = AR_ENOMEM;
+			else {
+				r->rss_cap = (uint32_t)cap;
+				r->rss[r->nrss++] = smp;
+			}
+			break;
+		}
+		case AR_REC_PROCESS: {
+			ar_process_info_t *pi = &r->proc;
+			uint64_t v[6];
+			for (int i = 0; i < 6; i++)
+				v[i] = mvar(&m);
+			if (!m.bad) {
+				pi->start_rss_bytes = v[0];
+				pi->start_time_ns = v[1];
+				pi->peak_rss_bytes = v[2];
+				pi->end_rss_bytes = v[3];
+				pi->end_time_ns = v[4];
+				pi->sample_interval_ns = v[5];
+				pi->has_process = 1;
+			}
+			break;
+		}
 		case AR_REC_FOOTER: {
 			ar_footer_t f;
 			memset(&f, 0, sizeof f);
@@ -542,6 +593,7 @@ void ar_reader_close(ar_reader_t *r)
 	free(r->stack_hash);
 	free(r->frames);
 	free(r->modules);
+	free(r->rss);
 	free(r);
 }
 
@@ -555,6 +607,18 @@ uint64_t ar_reader_file_size(const ar_reader_t *r) { return r->size; }
 uint32_t ar_reader_thread_count(const ar_reader_t *r) { return r->nthreads; }
 uint32_t ar_reader_stack_count(const ar_reader_t *r) { return r->nstacks; }
 uint32_t ar_reader_module_count(const ar_reader_t *r) { return r->nmodules; }
+
+const ar_process_info_t *ar_reader_process(const ar_reader_t *r)
+{
+	return r->proc.has_allocator || r->proc.has_process ? &r->proc : NULL;
+}
+
+uint32_t ar_reader_rss_count(const ar_reader_t *r) { return r->nrss; }
+
+const ar_rss_sample_t *ar_reader_rss_at(const ar_reader_t *r, uint32_t i)
+{
+	return i < r->nrss ? &r->rss[i] : NULL;
+}
 
 const ar_thread_info_t *ar_reader_thread_at(const ar_reader_t *r, uint32_t i)
 {

@@ -75,6 +75,10 @@ struct ar_reader {
 	ar_module_info_t *modules;
 	uint32_t nmodules, modules_cap;
 
+	ar_process_info_t proc; /* ALLOCATOR and PROCESS records (SPEC 6.8, 6.10) */
+	ar_rss_sample_t *rss;   /* RSS_SAMPLE records, at most AR_LIMIT_RSS_SAMPLES */
+	uint32_t nrss, rss_cap;
+
 	/* iteration */
 	cursor_t file_cur;
 	cursor_t *curs;     /* merged: one per thread with events */

@@ -4,7 +4,8 @@
  * hostile hand-made frames; each time the reader must not crash or hang,
  * must classify the file (complete / truncated / corrupt) with a message and
  * an offset inside the file, and every event it does return must be one the
- * writer wrote, in sequence order. Hostile lengths — a frame, record,
+ * writer wrote, in sequence order. The trace carries every metadata record
+ * type, those of format 1.1 included. Hostile lengths — a frame, record,
  * string, column or count claiming gigabytes or 2^32 threads, events,
  * records or stack frames — are built as valid zstd blocks (so only the
  * claim is wrong) and must be refused by the length checks of SPEC 7, with
@@ -59,6 +60,15 @@ static void make_trace(void)
 	ar_module_info_t mod = {.base = 0x400000, .size = 0x10000, .path = "/bin/test", .build_id_len = 4,
 				.build_id = {1, 2, 3, 4}};
 	ar_meta_module(&m, &mod);
+	/* the records of format 1.1 (SPEC 6.8-6.10) */
+	ar_meta_allocator(&m, "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6", "2.36");
+	for (uint64_t i = 0; i < 3; i++) {
+		ar_rss_sample_t smp = {i * 10000000u, i * 100, (3 + i) << 20};
+		ar_meta_rss_sample(&m, &smp);
+	}
+	ar_process_info_t pi = {.start_rss_bytes = 3u << 20, .peak_rss_bytes = 6u << 20, .end_rss_bytes = 5u << 20,
+				.end_time_ns = 30000000, .sample_interval_ns = 10000000};
+	ar_meta_process(&m, &pi);
 	ar_writer_write_meta(w, &m, &err);
 	ar_evbuf_t b[3];
 	for (uint32_t t = 0; t < 3; t++)
@@ -400,6 +410,32 @@ static void test_hostile_lengths_meta(void)
 	varint(&body, 1ull << 40);
 	record(&rec, 6, body.n, &body);
 	meta_case("module path 2^40", &rec, 1, AR_STATUS_CORRUPT);
+	/* an allocator path claiming 2^40 bytes (SPEC 6.8) */
+	rec.n = body.n = 0;
+	varint(&body, 1ull << 40);
+	put(&body, "/lib", 4);
+	record(&rec, 8, body.n, &body);
+	meta_case("allocator path 2^40", &rec, 1, AR_STATUS_CORRUPT);
+	/* an allocator version of 64 bytes, one past its limit */
+	rec.n = body.n = 0;
+	varint(&body, 0);
+	varint(&body, 0);
+	varint(&body, 64);
+	for (int i = 0; i < 64; i++)
+		put(&body, "9", 1);
+	record(&rec, 8, body.n, &body);
+	meta_case("allocator version 64 bytes", &rec, 1, AR_STATUS_CORRUPT);
+	/* an RSS sample and a PROCESS record cut short (SPEC 6.9, 6.10) */
+	rec.n = body.n = 0;
+	varint(&body, 1);
+	varint(&body, 1);
+	record(&rec, 9, body.n, &body);
+	meta_case("RSS sample of 2 fields", &rec, 1, AR_STATUS_CORRUPT);
+	rec.n = body.n = 0;
+	for (int i = 0; i < 5; i++)
+		varint(&body, 1ull << 62);
+	record(&rec, 10, body.n, &body);
+	meta_case("PROCESS of 5 fields", &rec, 1, AR_STATUS_CORRUPT);
 	/* thread records with an index beyond 32 bits */
 	rec.n = body.n = 0;
 	varint(&body, 1ull << 33);

@@ -1,0 +1,243 @@
+/*
+ * rec_process.c — what the trace says about the process itself (SPEC
+ * 6.8-6.10): which allocator served its malloc, its resident set size at
+ * start, every 10 ms while it runs, and its peak at the end. Replay is
+ * judged against these figures and predicts them.
+ *
+ * The start RSS is read at start-up on the program's thread (one pread, no
+ * allocation); everything else happens on the writer thread or whoever holds
+ * the writer lock: proving the allocator (the loader, realpath, the
+ * allocator's version function) waits until then, when the program's own
+ * start-up is over. The first block written after the trace is opened
+ * carries the ALLOCATOR record and the start sample.
+ *
+ * Invariants: only the writer lock's holder touches the sample buffer and
+ * the identity; /proc/self/statm is opened once per process image (again in
+ * a fork child: the parent's fd names the parent) and moved high like the
+ * trace's fd, and every read first checks the fd still is that file, so a
+ * program that closes and reuses the number never has its file read; a
+ * failed read ends sampling quietly (a trace without samples is legal,
+ * SPEC 6.9).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rec_internal.h"
+#include "registry_int.h"
+
+/* SPEC 6.9: the sampling period, doubled after every THIN_EVERY samples so
+ * that a recording of any length stays far below the readers' limit. */
+#define SAMPLE_NS 10000000u
+#define THIN_EVERY 65536u
+/* Samples wait in their own buffer and go out as one metadata block every
+ * second (about 500 bytes of trace a second, measured): a SIGKILL loses at
+ * most that second of them. */
+#define FLUSH_NS 1000000000u
+
+static int statm_fd = -1;
+static dev_t statm_dev;
+static ino_t statm_ino;
+static uint64_t page_size;
+
+static ar_rss_sample_t start_sample; /* read at start-up; seq 0 */
+static int identity_done, start_written;
+static ar_reg_identity_t ident;
+
+static uint8_t sbuf[16 * 1024];
+static ar_metabuf_t samples;
+static uint64_t flushed_ns, next_ns, interval_ns, nsamples;
+
+/* The decimal number at p (0 when none; digits past 2^64 are not ours to
+ * meet: /proc prints page and kB counts). */
+static uint64_t parse_u64(const char *p)
+{
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
+}
+
+/* Resident bytes now, or 0 when /proc cannot tell (sampling then stops). */
+static uint64_t read_rss(void)
+{
+	struct stat st;
+	if (statm_fd < 0)
+		return 0;
+	if (fstat(statm_fd, &st) != 0 || st.st_dev != statm_dev || st.st_ino != statm_ino) {
+		statm_fd = -1; /* no longer ours: never read or close it again */
+		return 0;
+	}
+	char buf[128];
+	ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "size resident shared text lib data dt", in pages: the second one */
+	const char *p = buf;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	while (*p == ' ')
+		p++;
+	return parse_u64(p) * page_size;
+}
+
+static void open_statm(void)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	statm_fd = -1;
+	if (fd < 0)
+		return;
+	fd = rec_move_fd_high(fd);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return;
+	}
+	statm_dev = st.st_dev;
+	statm_ino = st.st_ino;
+	statm_fd = fd;
+}
+
+/* A new trace of this process image starts now: the start sample. */
+static void start_now(void)
+{
+	int saved = errno;
+	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	open_statm();
+	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
+	start_written = 0;
+	ar_metabuf_reset(&samples, sbuf, sizeof sbuf);
+	interval_ns = SAMPLE_NS;
+	nsamples = 1;
+	flushed_ns = rec_time_ns();
+	next_ns = flushed_ns + interval_ns;
+	errno = saved;
+}
+
+void rec_process_init(void)
+{
+	start_now();
+}
+
+void rec_process_reset_child(void)
+{
+	struct stat st;
+	/* The parent's /proc/PID/statm, unless the program took the number. */
+	if (statm_fd >= 0 && fstat(statm_fd, &st) == 0 && st.st_dev == statm_dev && st.st_ino == statm_ino)
+		close(statm_fd);
+	start_now();
+}
+
+/* Prove which object serves malloc, once per image (a fork keeps it). */
+static void identify(void)
+{
+	if (identity_done)
+		return;
+	identity_done = 1;
+	/* The loader and realpath may allocate: that is the shim's own work,
+	 * also when a program thread holds the writer lock from inside a hook. */
+	int saved = errno, in = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	if (rec_real.malloc && ar_reg_malloc_identity((const void *)rec_real.malloc, &ident) != 0)
+		memset(&ident, 0, sizeof ident);
+	rec_tls.in_shim = in;
+	errno = saved;
+}
+
+/* Write m as one metadata block if the trace is open. */
+static void write_block(ar_metabuf_t *m)
+{
+	if (!m->nrecords || !rec_trace_is_open())
+		return;
+	rec_trace_write_meta(m);
+	ar_metabuf_reset(m, m->data, sizeof sbuf);
+}
+
+void rec_process_write_start(void)
+{
+	if (start_written || !rec_trace_is_open())
+		return;
+	identify();
+	uint8_t data[1024];
+	ar_metabuf_t m;
+	ar_metabuf_reset(&m, data, sizeof data);
+	ar_meta_allocator(&m, ident.path, ident.soname, ident.version);
+	if (start_sample.rss_bytes) /* 0: /proc could not tell, not an RSS */
+		ar_meta_rss_sample(&m, &start_sample);
+	start_written = 1;
+	rec_trace_write_meta(&m);
+}
+
+uint64_t rec_process_tick(uint64_t now)
+{
+	rec_process_write_start();
+	if (statm_fd >= 0 && now >= next_ns) {
+		ar_rss_sample_t s = {rec_event_time_ns(), atomic_load_explicit(&rec_seq_counter, memory_order_relaxed),
+				     read_rss()};
+		if (s.rss_bytes && ar_meta_rss_sample(&samples, &s) == 0 && ++nsamples % THIN_EVERY == 0)
+			interval_ns *= 2;
+		/* Late wake-ups (a loaded machine) are not made up for. */
+		next_ns = (now - next_ns < interval_ns ? next_ns : now) + interval_ns;
+	}
+	if (samples.nrecords && (now - flushed_ns >= FLUSH_NS || samples.cap - samples.len < 64)) {
+		write_block(&samples);
+		flushed_ns = now;
+	}
+	if (statm_fd < 0)
+		return UINT64_MAX;
+	return next_ns > now ? next_ns - now : 0;
+}
+
+/* VmHWM of /proc/self/status in bytes, 0 when unknown. */
+static uint64_t read_hwm(void)
+{
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strstr(buf, "\nVmHWM:");
+	if (!p)
+		return 0;
+	for (p += 7; *p == ' ' || *p == '\t'; p++)
+		;
+	return parse_u64(p) * 1024u;
+}
+
+void rec_process_close(void)
+{
+	if (!rec_trace_is_open())
+		return;
+	int saved = errno;
+	rec_process_write_start();
+	ar_process_info_t pi;
+	memset(&pi, 0, sizeof pi);
+	pi.start_rss_bytes = start_sample.rss_bytes;
+	pi.start_time_ns = start_sample.time_ns;
+	pi.peak_rss_bytes = read_hwm();
+	pi.end_rss_bytes = read_rss();
+	pi.end_time_ns = rec_event_time_ns();
+	pi.sample_interval_ns = SAMPLE_NS;
+	/* The last sample is the end: a program shorter than one period still
+	 * has two points. */
+	if (pi.end_rss_bytes) {
+		ar_rss_sample_t s = {pi.end_time_ns, atomic_load(&rec_seq_counter), pi.end_rss_bytes};
+		if (ar_meta_rss_sample(&samples, &s) != 0) {
+			write_block(&samples);
+			ar_meta_rss_sample(&samples, &s);
+		}
+	}
+	if (ar_meta_process(&samples, &pi) != 0) {
+		write_block(&samples);
+		ar_meta_process(&samples, &pi);
+	}
+	write_block(&samples);
+	errno = saved;
+}
