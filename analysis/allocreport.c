@@ -1,13 +1,18 @@
 /*
  * allocreport.c — entry point:
  *   allocreport [--db FILE] [--trace SHA|NAME] [--format table|csv|json|markdown]
- *               [--recommend] [--html FILE]
+ *               [--recommend] [--html FILE] [--baseline NAME]
  *   allocreport merge OUT.db IN.db...
  * Reads a results database written by allocreplay (read-only; only merge
  * writes, and only OUT.db). The comparison and the recommendations go to
  * stdout, the HTML report to its file ("-": stdout, then alone). Exit 0 on
  * success, 1 for a usage error (bad option, unknown trace), 2 for a runtime
  * error (unreadable database, unwritable output, failed merge).
+ *
+ * --baseline NAME: every ratio and recommendation against NAME instead of
+ * the allocator the program ran on. A trace where NAME has no successful
+ * run keeps its default baseline and says so (stderr and the output); NAME
+ * absent from every trace is a usage error (most likely a typo).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,6 +25,7 @@
 /* What the command line asks for. */
 typedef struct rep_opts {
 	const char *db, *filter, *html; /* html: NULL, a file, or "-" */
+	const char *baseline;           /* NULL: each trace's own (recorded allocator, else glibc) */
 	enum ar_res_format fmt;
 	int fmt_given, recommend;
 } rep_opts_t;
@@ -29,8 +35,10 @@ static void usage(void)
 	printf("Usage: allocreport [OPTION]...\n"
 	       "   or: allocreport merge OUT.db IN.db...\n"
 	       "Compare the allocators replayed on each trace of a results database (written by\n"
-	       "allocreplay): medians over repetitions with min-max, ratios to glibc, latency\n"
-	       "percentiles, fragmentation, faults, counters, failed runs with their reason.\n"
+	       "allocreplay): medians over repetitions with min-max, ratios to the baseline (the\n"
+	       "allocator the recorded program ran on, else glibc), predicted program time and\n"
+	       "peak RSS when stored, latency percentiles, fragmentation, faults, counters,\n"
+	       "failed runs with their reason.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db=FILE       the results database (default allocrr.db)\n"
@@ -41,6 +49,8 @@ static void usage(void)
 	       "      --recommend     print the best allocator for speed, memory, tail latency\n"
 	       "                      and balance, with the evidence and warnings, instead of\n"
 	       "                      the comparison\n"
+	       "      --baseline=NAME compare against allocator NAME instead of what the program\n"
+	       "                      ran on (traces without a successful NAME run keep theirs)\n"
 	       "      --html=FILE     write a self-contained HTML report with SVG charts ('-':\n"
 	       "                      to standard output); prints nothing else unless --format\n"
 	       "                      or --recommend is given too\n"
@@ -89,12 +99,13 @@ static int check_args(const rep_opts_t *o)
  * --version, a usage error). */
 static int parse_args(int argc, char **argv, rep_opts_t *o)
 {
-	enum { OPT_DB = 0x100, OPT_TRACE, OPT_FORMAT, OPT_RECOMMEND, OPT_HTML, OPT_VERSION };
+	enum { OPT_DB = 0x100, OPT_TRACE, OPT_FORMAT, OPT_RECOMMEND, OPT_HTML, OPT_VERSION, OPT_BASELINE };
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, OPT_DB},       {"trace", required_argument, NULL, OPT_TRACE},
 		{"format", required_argument, NULL, OPT_FORMAT}, {"recommend", no_argument, NULL, OPT_RECOMMEND},
 		{"html", required_argument, NULL, OPT_HTML},   {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},   {NULL, 0, NULL, 0}};
+		{"version", no_argument, NULL, OPT_VERSION},   {"baseline", required_argument, NULL, OPT_BASELINE},
+		{NULL, 0, NULL, 0}};
 	*o = (rep_opts_t){.db = "allocrr.db", .fmt = AR_RES_TABLE};
 	int c;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -115,6 +126,11 @@ static int parse_args(int argc, char **argv, rep_opts_t *o)
 			break;
 		case OPT_HTML:
 			o->html = optarg;
+			break;
+		case OPT_BASELINE:
+			if (!*optarg)
+				return ar_cli_usage_error("--baseline needs an allocator name (e.g. glibc, jemalloc)");
+			o->baseline = optarg;
 			break;
 		case 'h':
 			usage();
@@ -142,6 +158,15 @@ static int run(const rep_opts_t *o)
 		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;
 	}
 	int rc = AR_EXIT_OK;
+	if (o->baseline && ar_res_set_baseline(&rep, o->baseline) == 0) {
+		ar_res_free(&rep);
+		return ar_cli_usage_error("--baseline %s: no trace in %s has a successful run of %s (allocreplay -a %s "
+					  "replays it)",
+					  o->baseline, o->db, o->baseline, o->baseline);
+	}
+	for (size_t i = 0; o->baseline && i < rep.ntraces; i++)
+		if (rep.traces[i].baseline_note)
+			ar_cli_error(rep.traces[i].name, "%s", rep.traces[i].baseline_note);
 	if (o->html && ar_rep_html(&rep, o->html))
 		rc = AR_EXIT_RUNTIME;
 	if (o->recommend)

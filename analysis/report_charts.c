@@ -1,7 +1,8 @@
 /*
  * report_charts.c — the report's charts as inline SVG, from the model:
  *   throughput  median ops/s per allocator as bars, min-max over the
- *               repetitions as whiskers, the ratio to glibc above each bar;
+ *               repetitions as whiskers, the ratio to the trace's baseline
+ *               above each bar;
  *   latency     the CDF of all calls per allocator (histogram buckets of
  *               its ok runs pooled), once on a linear axis and once on a
  *               "nines" axis (90 %, 99 %, 99.9 %...) that shows the tail;
@@ -89,14 +90,16 @@ int ar_chart_throughput(FILE *f, const ar_res_trace_t *t, int idx)
 			fprintf(f, "<path class=\"whisker\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>\n", cx, y0,
 				y1, cx - bw / 5, y0, cx + bw / 5, cx - bw / 5, y1, cx + bw / 5);
 		char lab[48];
-		if (!isnan(a->speed_vs_glibc))
-			snprintf(lab, sizeof lab, "%.2fx", a->speed_vs_glibc);
+		if (!isnan(a->speed_vs_baseline))
+			snprintf(lab, sizeof lab, "%.2fx", a->speed_vs_baseline);
 		else
 			snprintf(lab, sizeof lab, "%s", v);
 		ar_svg_text(f, cx, (y1 < yb ? y1 : yb) - 6, "middle", "value", lab);
 		marks++;
 	}
-	ar_svg_text(f, R + 110, H - 10, "end", "note", "label: ops/s relative to glibc's median");
+	char *note = ar_res_strf("label: ops/s relative to %s's median (the baseline)", t->baseline ? t->baseline : "-");
+	ar_svg_text(f, R + 110, H - 10, "end", "note", note);
+	free(note);
 	ar_svg_close(f);
 	return marks;
 }

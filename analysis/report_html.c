@@ -2,7 +2,9 @@
  * report_html.c — `allocreport --html FILE`: one self-contained HTML page
  * (no script, no external stylesheet, font, image or link target outside the
  * page; the favicon is an empty data: URL so a browser fetches nothing).
- * Per trace: what the trace is, the comparison table, failed runs, the
+ * Per trace: what the trace is, its baseline (what the program ran on), how
+ * far replay is from the recorded program, the comparison table (predicted
+ * program figures first when there are any), failed runs, the
  * recommendations with their evidence and cautions, and the charts
  * (report_charts.c); then one thread-scaling chart per scenario replayed at
  * several thread counts. The page carries no timestamp, so the same
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ar_cli.h"
@@ -23,7 +26,8 @@ static const char style[] =
 	"h3{font-size:15px}\n"
 	"table{border-collapse:collapse;font-size:12.5px;margin:8px 0}"
 	"th,td{padding:3px 8px;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}"
-	"th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}\n"
+	"th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}"
+	"tr.baseline td{font-weight:bold}\n"
 	".meta{color:#555}.warn{color:#a4400f}.ns{color:#a4400f;font-weight:normal}code{font-size:12px}\n"
 	".charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}\n"
 	"svg.chart{background:#fff;border:1px solid #ddd}svg text{font-family:sans-serif;font-size:11px;fill:#333}\n"
@@ -59,22 +63,30 @@ static void trace_meta(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t
 		fputs("</code>", f);
 	}
 	fputs("</p>\n", f);
+	char *notes[AR_RES_NOTES];
+	int nn = ar_res_trace_notes(t, notes);
+	for (int i = 0; i < nn; i++) {
+		para(f, "meta trace-note", notes[i]);
+		free(notes[i]);
+	}
 }
 
 static void comparison_table(FILE *f, const ar_res_trace_t *t)
 {
 	fputs("<table class=\"comparison\">\n<tr>", f);
-	for (int c = 0; c < AR_RES_NCOLS; c++) {
+	char cells[AR_RES_NCOLS][AR_RES_CELL];
+	int ncols = ar_res_table_head(cells, t);
+	for (int c = 0; c < ncols; c++) {
 		fputs("<th>", f);
-		ar_res_put_html(f, ar_res_columns[c]);
+		ar_res_put_html(f, cells[c]);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
-	char cells[AR_RES_NCOLS][AR_RES_CELL];
 	for (size_t i = 0; i < t->nallocs; i++) {
-		ar_res_fill_row(cells, &t->allocs[i]);
-		fprintf(f, "<tr data-allocator=\"%s\">", t->allocs[i].name);
-		for (int c = 0; c < AR_RES_NCOLS; c++) {
+		ar_res_fill_row(cells, t, &t->allocs[i]);
+		int base = t->baseline && !strcmp(t->baseline, t->allocs[i].name);
+		fprintf(f, "<tr data-allocator=\"%s\"%s>", t->allocs[i].name, base ? " class=\"baseline\"" : "");
+		for (int c = 0; c < ncols; c++) {
 			fputs("<td>", f);
 			if (c == 0)
 				fprintf(f, "<span class=\"swatch\" style=\"background:%s\"></span>",
@@ -104,9 +116,11 @@ static void advice(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 	fputs("<h3>Recommendations</h3>\n<ul class=\"recommendations\">\n", f);
 	for (int g = 0; g < AR_REP_GOALS; g++) {
 		const ar_rep_pick_t *p = &ad.picks[g];
-		fprintf(f, "<li data-goal=\"%s\"><b>%s: %s</b>%s", p->goal, p->goal,
-			p->best ? p->best->name : "(no successful run)",
-			p->best && !p->significant ? " <span class=\"ns\">(not significant)</span>" : "");
+		fprintf(f, "<li data-goal=\"%s\" data-verdict=\"%s\"><b>%s: %s</b>", p->goal, p->verdict, p->goal,
+			p->best ? p->best->name : "(no successful run)");
+		if (p->best && !p->significant)
+			fprintf(f, " <span class=\"ns\">(%s%s)</span>", p->verdict,
+				p->best == p->baseline && p->best != p->leader ? ": stay on the baseline" : "");
 		if (p->evidence) {
 			fputs(" — ", f);
 			ar_res_put_html(f, p->evidence);

@@ -30,9 +30,14 @@ enum { AR_REP_GOALS = 4 };
 typedef struct ar_rep_pick {
 	const char *goal;   /* "speed", "memory", "tail latency", "balance" */
 	const char *metric; /* the column compared */
-	const ar_res_alloc_t *best, *second; /* second NULL when alone */
+	const ar_res_alloc_t *best, *second; /* the pick and its runner-up (NULL when alone) */
+	const ar_res_alloc_t *leader;   /* the best median; best is the baseline instead when the
+					 * leader is not meaningfully different from it */
+	const ar_res_alloc_t *baseline; /* the trace's baseline among the candidates, or NULL */
 	double best_value, second_value;
-	int significant;    /* 0: the spread or a single repetition leaves it open */
+	int significant;     /* the verdict is "meaningful" */
+	const char *verdict; /* "meaningful", "no meaningful difference", "undecided" */
+	double interval_lo, interval_hi; /* bootstrap interval of the verdict's ratio (NAN: none) */
 	char *evidence;     /* one paragraph: ratios, spreads, runner-up */
 	char **warnings;
 	size_t nwarnings;

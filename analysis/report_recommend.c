@@ -1,14 +1,26 @@
 /*
  * report_recommend.c — `allocreport --recommend`: per trace (x host), the
- * best allocator for speed (median ops/s), for memory (median peak heap
- * RSS), for tail latency (median p99 of all calls) and the best balance of
- * the three, each with its evidence: the medians, their min-max ranges over
- * repetitions, the ratio to glibc and to the runner-up.
+ * best allocator for speed, for memory, for tail latency (median p99 of all
+ * calls) and the best balance of the three, each with its evidence: the
+ * medians, their min-max ranges over repetitions, the ratio to the trace's
+ * baseline (what the program ran on: results/ar_results.h) and to the
+ * runner-up.
  *
- * A pick is "not significant" when the best and the runner-up's min-max
- * ranges overlap, when either has a single successful repetition (no spread
- * measured), or when they differ by less than 1 %. Allocators with a failed
- * run on the trace are not picked (unless every allocator failed somewhere).
+ * Speed and memory are ranked by the predicted program time and predicted
+ * process peak RSS when every candidate has them (the replayer's prediction
+ * for the program, runs.predicted_*), else by the replay's median ops/s and
+ * peak heap RSS; the metric of each pick names which.
+ *
+ * The verdict (results/compare.c, ar_res_significance: a 5 % effect floor
+ * and a bootstrap interval of the ratio of medians) compares the leader —
+ * the candidate with the best median — with the baseline: when the
+ * difference is not meaningful the pick is the baseline ("no meaningful
+ * difference": stay on what you run); when it is, the pick is the leader,
+ * with a warning if the runner-up is not meaningfully different from it.
+ * When the leader is the baseline, it is compared with the runner-up. A
+ * side with a single repetition leaves the verdict undecided: the pick is
+ * the leader, marked so. Allocators with a failed run on the trace are not
+ * picked (unless every allocator failed somewhere).
  *
  * Cautions name patterns known to hurt an allocator, read from the trace and
  * the database, never assumed: long-lived objects among short-lived churn for
@@ -18,7 +30,7 @@
  * and its scaling when the scenario ran at other thread counts), a live set
  * that shrinks for pool (which never returns chunks; measured final heap).
  *
- * Balance score: the geometric mean of ops/s relative to the fastest, peak
+ * Balance score: the geometric mean of speed relative to the fastest, peak
  * heap relative to the smallest (a heap below one page counts as one page)
  * and p99 relative to the lowest; 1.0 would be best at all three.
  */
@@ -32,8 +44,6 @@
 enum { G_SPEED, G_MEMORY, G_TAIL, G_BALANCE };
 
 static const char *const goal_name[AR_REP_GOALS] = {"speed", "memory", "tail latency", "balance"};
-static const char *const goal_metric[AR_REP_GOALS] = {"ops_per_sec", "peak_heap_rss_bytes", "p99_ns",
-						      "balance_score"};
 
 static void push(char ***v, size_t *n, char *s)
 {
@@ -45,49 +55,106 @@ static void push(char ***v, size_t *n, char *s)
 
 static double page_floor(double b) { return b < 4096 ? 4096 : b; }
 
-/* Bests over the candidates, for the balance score. */
-typedef struct bests {
-	double ops, heap, p99;
-} bests_t;
+/* What the picks of one trace compare: predicted or replay figures, and the
+ * bests over the candidates for the balance score. */
+typedef struct ctx {
+	int pred_time, pred_rss; /* rank speed / memory by the predicted figures */
+	double speed, heap, p99; /* bests: highest ops/s or lowest predicted time, lowest heap, lowest p99 */
+} ctx_t;
 
-static double balance(const bests_t *b, double ops, double heap, double p99)
+static int higher_better(const ctx_t *c, int goal)
 {
-	if (!(ops > 0) || isnan(heap) || !(p99 > 0))
-		return NAN;
-	return cbrt((ops / b->ops) * (page_floor(b->heap) / page_floor(heap)) * (b->p99 / p99));
+	return goal == G_BALANCE || (goal == G_SPEED && !c->pred_time);
 }
 
-/* The compared figure of a as a stat (median, min, max). */
-static ar_res_stat_t figure(const ar_res_alloc_t *a, int goal, const bests_t *b)
+static const char *metric_of(const ctx_t *c, int goal)
 {
 	switch (goal) {
-	case G_SPEED: return a->ops_per_sec;
-	case G_MEMORY: return a->heap_bytes;
-	case G_TAIL: return a->p99_ns;
-	default: {
-		int n = a->ops_per_sec.n < a->p99_ns.n ? a->ops_per_sec.n : a->p99_ns.n;
-		ar_res_stat_t s = {balance(b, a->ops_per_sec.med, a->heap_bytes.med, a->p99_ns.med),
-				   balance(b, a->ops_per_sec.min, a->heap_bytes.max, a->p99_ns.max),
-				   balance(b, a->ops_per_sec.max, a->heap_bytes.min, a->p99_ns.min), n};
-		return s;
-	}
+	case G_SPEED: return c->pred_time ? "predicted_time_ns" : "ops_per_sec";
+	case G_MEMORY: return c->pred_rss ? "predicted_peak_rss_bytes" : "peak_heap_rss_bytes";
+	case G_TAIL: return "p99_ns";
+	default: return "balance_score";
 	}
 }
 
-static int better(int goal, double x, double y)
+/* The run figure (AR_RES_*) a goal other than balance compares. */
+static int fig_of(const ctx_t *c, int goal)
+{
+	return goal == G_SPEED ? (c->pred_time ? AR_RES_PRED_TIME : AR_RES_OPS)
+	     : goal == G_MEMORY ? (c->pred_rss ? AR_RES_PRED_RSS : AR_RES_HEAP)
+			       : AR_RES_P99;
+}
+
+static double balance(const ctx_t *c, double speed, double heap, double p99)
+{
+	if (!(speed > 0) || isnan(heap) || !(p99 > 0))
+		return NAN;
+	double s = c->pred_time ? c->speed / speed : speed / c->speed;
+	return cbrt(s * (page_floor(c->heap) / page_floor(heap)) * (c->p99 / p99));
+}
+
+static ar_res_stat_t stat_of(const ar_res_alloc_t *a, int fig)
+{
+	switch (fig) {
+	case AR_RES_PRED_TIME: return a->pred_time_ns;
+	case AR_RES_OPS: return a->ops_per_sec;
+	case AR_RES_PRED_RSS: return a->pred_rss_bytes;
+	case AR_RES_HEAP: return a->heap_bytes;
+	default: return a->p99_ns;
+	}
+}
+
+/* The compared figure of a as a stat (median, min, max); for balance the
+ * score of the medians, and of the worst and best figures. */
+static ar_res_stat_t figure(const ar_res_alloc_t *a, int goal, const ctx_t *c)
+{
+	if (goal != G_BALANCE)
+		return stat_of(a, fig_of(c, goal));
+	ar_res_stat_t sp = stat_of(a, fig_of(c, G_SPEED)), hp = stat_of(a, fig_of(c, G_MEMORY));
+	int n = sp.n < a->p99_ns.n ? sp.n : a->p99_ns.n;
+	double worst_speed = c->pred_time ? sp.max : sp.min, best_speed = c->pred_time ? sp.min : sp.max;
+	ar_res_stat_t s = {balance(c, sp.med, hp.med, a->p99_ns.med), balance(c, worst_speed, hp.max, a->p99_ns.max),
+			   balance(c, best_speed, hp.min, a->p99_ns.min), n};
+	return s;
+}
+
+/* The compared figure of each ok run of a (NANs left out) into v (room for
+ * a->nruns); for balance each run's own score. Returns how many. */
+static size_t run_values(const ar_res_alloc_t *a, int goal, const ctx_t *c, double *v)
+{
+	if (goal != G_BALANCE)
+		return ar_res_values(a, fig_of(c, goal), v);
+	size_t k = 0;
+	for (size_t i = 0; i < a->nruns; i++) {
+		const ar_res_run_t *r = &a->runs[i];
+		if (!r->status || strcmp(r->status, "ok"))
+			continue;
+		double b = balance(c, r->fig[fig_of(c, G_SPEED)], r->fig[fig_of(c, G_MEMORY)], r->fig[AR_RES_P99]);
+		if (!isnan(b))
+			v[k++] = b;
+	}
+	return k;
+}
+
+static int better(const ctx_t *c, int goal, double x, double y)
 {
 	if (isnan(y))
 		return !isnan(x);
 	if (isnan(x))
 		return 0;
-	return goal == G_SPEED || goal == G_BALANCE ? x > y : x < y;
+	return higher_better(c, goal) ? x > y : x < y;
 }
 
-static const char *fmt_fig(char *buf, size_t n, int goal, double v)
+static const char *fmt_fig(char *buf, size_t n, const ctx_t *c, int goal, double v)
 {
 	char t[32];
 	switch (goal) {
-	case G_SPEED: snprintf(buf, n, "%s ops/s", ar_res_fmt_num(t, sizeof t, v)); break;
+	case G_SPEED:
+		if (c->pred_time)
+			ar_res_fmt_ns(buf, n, v);
+		else
+			snprintf(buf, n, "%s ops/s", ar_res_fmt_num(t, sizeof t, v));
+		break;
 	case G_MEMORY: ar_res_fmt_bytes(buf, n, v); break;
 	case G_TAIL: ar_res_fmt_ns(buf, n, v); break;
 	default: snprintf(buf, n, "%.2f", v);
@@ -95,115 +162,171 @@ static const char *fmt_fig(char *buf, size_t n, int goal, double v)
 	return buf;
 }
 
-static char *describe_range(int goal, const ar_res_stat_t *s)
+static char *describe_range(const ctx_t *c, int goal, const ar_res_stat_t *s)
 {
-	char a[32], b[32];
+	char a[40], b[40];
 	if (s->n < 2)
 		return ar_res_strf("1 run, no spread");
 	double sp = ar_res_spread(s);
 	if (isnan(sp))
-		return ar_res_strf("%s..%s over %d runs", fmt_fig(a, sizeof a, goal, s->min),
-				   fmt_fig(b, sizeof b, goal, s->max), s->n);
-	return ar_res_strf("%s..%s over %d runs, spread %.1f%%", fmt_fig(a, sizeof a, goal, s->min),
-			   fmt_fig(b, sizeof b, goal, s->max), s->n, 100 * sp);
+		return ar_res_strf("%s..%s over %d runs", fmt_fig(a, sizeof a, c, goal, s->min),
+				   fmt_fig(b, sizeof b, c, goal, s->max), s->n);
+	return ar_res_strf("%s..%s over %d runs, spread %.1f%%", fmt_fig(a, sizeof a, c, goal, s->min),
+			   fmt_fig(b, sizeof b, c, goal, s->max), s->n, 100 * sp);
 }
 
-static void pick(ar_rep_pick_t *p, int goal, const ar_res_alloc_t **cand, size_t nc, const bests_t *bs,
+static void append(char **ev, char *more)
+{
+	char *n = ar_res_strf("%s%s", *ev, more);
+	free(*ev);
+	free(more);
+	*ev = n;
+}
+
+/* The verdict of a against b on goal. */
+static ar_res_verdict_t verdict(const ar_res_alloc_t *a, const ar_res_alloc_t *b, int goal, const ctx_t *c)
+{
+	double *va = ar_res_xcalloc(a->nruns + b->nruns, sizeof *va), *vb = va + a->nruns;
+	size_t na = run_values(a, goal, c, va), nb = run_values(b, goal, c, vb);
+	ar_res_verdict_t v = ar_res_significance(va, na, vb, nb, higher_better(c, goal));
+	free(va);
+	return v;
+}
+
+/* The verdict as a sentence: "X is 1.31x better than Y (95 % interval ...)". */
+static char *say_verdict(const ar_res_verdict_t *v, const char *a, const char *b)
+{
+	if (v->sig == AR_RES_SIG_SINGLE)
+		return ar_res_strf("undecided: %s has a single successful repetition, so no verdict is possible; "
+				   "rerun allocreplay with --repeat 5",
+				   v->na < 2 ? a : b);
+	if (v->sig == AR_RES_SIG_SMALL)
+		return ar_res_strf("no meaningful difference: %s is %.3fx %s, within the %.0f%% floor below which a "
+				   "difference is never meaningful",
+				   a, v->ratio, b, 100 * AR_RES_EFFECT_FLOOR);
+	return ar_res_strf("%s%s is %.2fx %s (95%% bootstrap interval %.2f..%.2f over %d and %d repetitions%s)",
+			   v->sig == AR_RES_SIG_NOISE ? "no meaningful difference: " : "", a, v->ratio, b, v->lo, v->hi,
+			   v->na, v->nb,
+			   v->sig == AR_RES_SIG_NOISE ? ", which reaches within the 5% floor" : ", outside the 5% floor");
+}
+
+static void pick(ar_rep_pick_t *p, int goal, const ar_res_alloc_t **cand, size_t nc, const ctx_t *c,
 		 const ar_res_trace_t *t)
 {
 	memset(p, 0, sizeof *p);
 	p->goal = goal_name[goal];
-	p->metric = goal_metric[goal];
+	p->metric = metric_of(c, goal);
 	p->best_value = p->second_value = NAN;
+	p->verdict = "undecided";
+	p->interval_lo = p->interval_hi = NAN;
+	const ar_res_alloc_t *base = NULL;
 	for (size_t i = 0; i < nc; i++) {
-		double v = figure(cand[i], goal, bs).med;
-		if (better(goal, v, p->best_value)) {
+		double v = figure(cand[i], goal, c).med;
+		if (t->baseline && !strcmp(cand[i]->name, t->baseline) && !isnan(v))
+			base = cand[i];
+		if (better(c, goal, v, p->best_value)) {
 			p->second = p->best;
 			p->second_value = p->best_value;
 			p->best = cand[i];
 			p->best_value = v;
-		} else if (better(goal, v, p->second_value)) {
+		} else if (better(c, goal, v, p->second_value)) {
 			p->second = cand[i];
 			p->second_value = v;
 		}
 	}
 	if (!p->best)
 		return;
-	ar_res_stat_t sb = figure(p->best, goal, bs);
+	p->leader = p->best;
+	p->baseline = base;
+	/* the leader against the baseline, or (leader = baseline, or none) the runner-up */
+	const ar_res_alloc_t *other = base && base != p->best ? base : p->second;
+	ar_res_verdict_t v = {AR_RES_SIG_SINGLE, NAN, NAN, NAN, 0, 0};
+	if (other) {
+		v = verdict(p->best, other, goal, c);
+		p->interval_lo = v.lo;
+		p->interval_hi = v.hi;
+		p->verdict = v.sig == AR_RES_SIG_YES ? "meaningful"
+			   : v.sig == AR_RES_SIG_SINGLE ? "undecided" : "no meaningful difference";
+	}
+	if (other && other == base && (v.sig == AR_RES_SIG_SMALL || v.sig == AR_RES_SIG_NOISE)) {
+		/* stay on what you run: the baseline is the pick, the leader its runner-up */
+		p->second = p->best;
+		p->second_value = p->best_value;
+		p->best = base;
+		p->best_value = figure(base, goal, c).med;
+	}
+	p->significant = v.sig == AR_RES_SIG_YES;
+
+	ar_res_stat_t sb = figure(p->best, goal, c);
 	char v1[48], v2[48], gv[48];
-	char *rb = describe_range(goal, &sb);
-	char *ev = ar_res_strf("%s: median %s%s (%s)", p->best->name, goal == G_BALANCE ? "score " : "",
-			       fmt_fig(v1, sizeof v1, goal, sb.med), rb);
+	char *rb = describe_range(c, goal, &sb);
+	const char *what = goal == G_BALANCE		   ? "score "
+			   : goal == G_SPEED && c->pred_time  ? "predicted program time "
+			   : goal == G_MEMORY && c->pred_rss ? "predicted peak RSS "
+							     : "";
+	char *ev = ar_res_strf("%s: median %s%s (%s)", p->best->name, what, fmt_fig(v1, sizeof v1, c, goal, sb.med), rb);
 	free(rb);
-	const ar_res_alloc_t *g = ar_res_find(t, "glibc");
-	char *tmp;
-	if (goal == G_SPEED && !isnan(p->best->speed_vs_glibc) && p->best != g) {
-		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best->speed_vs_glibc,
-				  fmt_fig(gv, sizeof gv, goal, g->ops_per_sec.med));
-		free(ev), ev = tmp;
-	} else if (goal == G_MEMORY && !isnan(p->best->heap_vs_glibc) && p->best != g) {
-		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best->heap_vs_glibc,
-				  fmt_fig(gv, sizeof gv, goal, g->heap_bytes.med));
-		free(ev), ev = tmp;
-	} else if (goal == G_TAIL && g && p->best != g && g->p99_ns.med > 0) {
-		tmp = ar_res_strf("%s, %.2fx glibc's %s", ev, p->best_value / g->p99_ns.med,
-				  fmt_fig(gv, sizeof gv, goal, g->p99_ns.med));
-		free(ev), ev = tmp;
+	if (base && p->best != base && goal != G_BALANCE) {
+		double r = goal == G_SPEED ? (c->pred_time ? p->best->pred_time_vs_baseline : p->best->speed_vs_baseline)
+			 : goal == G_MEMORY ? (c->pred_rss ? p->best->pred_rss_vs_baseline : p->best->heap_vs_baseline)
+					    : p->best_value / base->p99_ns.med;
+		if (!isnan(r))
+			append(&ev, ar_res_strf(", %.2fx %s's %s", r, base->name,
+						fmt_fig(gv, sizeof gv, c, goal, figure(base, goal, c).med)));
 	}
-	if (goal == G_MEMORY && !isnan(p->best->frag.med)) {
-		char live[32];
-		tmp = ar_res_strf("%s; fragmentation %.2f (peak heap / peak live bytes %s)", ev, p->best->frag.med,
-				  ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes));
-		free(ev), ev = tmp;
-	}
-	if (goal == G_TAIL) {
-		char a[32], b[32];
-		tmp = ar_res_strf("%s; its p99.9 %s, max %s", ev, ar_res_fmt_ns(a, sizeof a, p->best->p999_ns.med),
-				  ar_res_fmt_ns(b, sizeof b, p->best->max_ns.med));
-		free(ev), ev = tmp;
-	}
+	if (goal == G_MEMORY && !isnan(p->best->frag.med))
+		append(&ev, ar_res_strf("; fragmentation %.2f (peak heap / peak live bytes %s)", p->best->frag.med,
+					ar_res_fmt_bytes(v2, sizeof v2, (double)t->peak_live_bytes)));
+	if (goal == G_TAIL)
+		append(&ev, ar_res_strf("; its p99.9 %s, max %s", ar_res_fmt_ns(v1, sizeof v1, p->best->p999_ns.med),
+					ar_res_fmt_ns(v2, sizeof v2, p->best->max_ns.med)));
 	if (goal == G_BALANCE) {
-		double h = page_floor(p->best->heap_bytes.med);
-		tmp = ar_res_strf("%s; %.2f of the fastest ops/s, %.2f of the smallest heap, %.2f of the lowest p99",
-				  ev, p->best->ops_per_sec.med / bs->ops, page_floor(bs->heap) / h,
-				  bs->p99 / p->best->p99_ns.med);
-		free(ev), ev = tmp;
+		ar_res_stat_t sp = stat_of(p->best, fig_of(c, G_SPEED));
+		double s = c->pred_time ? c->speed / sp.med : sp.med / c->speed;
+		append(&ev, ar_res_strf("; %.2f of the fastest %s, %.2f of the smallest %s, %.2f of the lowest p99", s,
+					c->pred_time ? "predicted time" : "ops/s",
+					page_floor(c->heap) / page_floor(stat_of(p->best, fig_of(c, G_MEMORY)).med),
+					c->pred_rss ? "predicted peak RSS" : "heap", c->p99 / p->best->p99_ns.med));
 	}
 	if (!p->second) {
-		tmp = ar_res_strf("%s; the only allocator with successful runs on this trace", ev);
-		free(ev), ev = tmp;
+		append(&ev, ar_res_strdup("; the only allocator with successful runs on this trace"));
+		p->verdict = "undecided";
 		p->evidence = ev;
 		return;
 	}
-	ar_res_stat_t ss = figure(p->second, goal, bs);
-	double rel = goal == G_SPEED || goal == G_BALANCE ? sb.med / ss.med : ss.med / sb.med;
-	char *rs = describe_range(goal, &ss);
-	tmp = ar_res_strf("%s; runner-up %s %s (%s): %s is %.2fx %s", ev, p->second->name,
-			  fmt_fig(v2, sizeof v2, goal, ss.med), rs, p->best->name, rel,
-			  goal == G_SPEED ? "faster" : goal == G_BALANCE ? "the score" : "smaller");
+	ar_res_stat_t ss = figure(p->second, goal, c);
+	double rel = higher_better(c, goal) ? sb.med / ss.med : ss.med / sb.med;
+	char *rs = describe_range(c, goal, &ss);
+	const char *word = goal == G_SPEED ? "faster" : goal == G_BALANCE ? "the score" : "smaller";
+	if (p->best != p->leader) /* the baseline kept: its runner-up is the leader */
+		append(&ev, ar_res_strf("; best median %s %s (%s): %.3fx %s than %s, not a meaningful difference",
+					p->second->name, fmt_fig(v2, sizeof v2, c, goal, ss.med), rs, 1 / rel, word,
+					p->best->name));
+	else
+		append(&ev, ar_res_strf("; runner-up %s %s (%s): %s is %.2fx %s", p->second->name,
+					fmt_fig(v2, sizeof v2, c, goal, ss.med), rs, p->best->name, rel, word));
 	free(rs);
-	free(ev);
-	p->evidence = tmp;
+	p->evidence = ev;
 
-	enum ar_res_sig sig = ar_res_significance(&sb, &ss, rel);
-	if (sig == AR_RES_SIG_SINGLE)
+	const char *bn = p->leader->name, *on = other->name;
+	char *said = say_verdict(&v, bn, on);
+	if (p->best != p->leader)
 		push(&p->warnings, &p->nwarnings,
-		     ar_res_strf("not significant: %s has a single successful repetition, so no spread was "
-				 "measured; rerun allocreplay with --repeat 5",
-				 sb.n < 2 ? p->best->name : p->second->name));
-	else if (sig == AR_RES_SIG_TIE)
-		push(&p->warnings, &p->nwarnings,
-		     ar_res_strf("a tie: %s and %s differ by less than 1%%", p->best->name, p->second->name));
-	else if (sig == AR_RES_SIG_OVERLAP) {
-		char v3[48], v4[48];
-		push(&p->warnings, &p->nwarnings,
-		     ar_res_strf("not significant: the min-max ranges of %s (%s..%s) and %s (%s..%s) overlap, "
-				 "so the %.2fx difference is within run-to-run spread",
-				 p->best->name, fmt_fig(v1, sizeof v1, goal, sb.min),
-				 fmt_fig(v2, sizeof v2, goal, sb.max), p->second->name,
-				 fmt_fig(v3, sizeof v3, goal, ss.min), fmt_fig(v4, sizeof v4, goal, ss.max), rel));
-	} else
-		p->significant = 1;
+		     ar_res_strf("%s; stay on %s, the baseline", said, p->best->name));
+	else if (v.sig != AR_RES_SIG_YES)
+		push(&p->warnings, &p->nwarnings, ar_res_strdup(said));
+	else if (other == base && p->second != base) {
+		/* meaningful against the baseline; is it against the runner-up? */
+		ar_res_verdict_t v2nd = verdict(p->best, p->second, goal, c);
+		if (v2nd.sig == AR_RES_SIG_SMALL || v2nd.sig == AR_RES_SIG_NOISE) {
+			char *s2 = say_verdict(&v2nd, p->best->name, p->second->name);
+			push(&p->warnings, &p->nwarnings,
+			     ar_res_strf("%s and %s are both meaningfully better than %s, but between them: %s",
+					 p->best->name, p->second->name, base->name, s2));
+			free(s2);
+		}
+	}
+	free(said);
 }
 
 /* Facts about the trace's live set from an ok run's RSS timeline (the
@@ -271,7 +394,8 @@ static const ar_res_series_t *series_of(const ar_res_set_t *rep, const ar_res_tr
 static void cautions(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_advice_t *ad)
 {
 	live_facts_t lf = live_facts(rep, t);
-	const ar_res_alloc_t *g = ar_res_find(t, "glibc");
+	const ar_res_alloc_t *g = t->baseline ? ar_res_find(t, t->baseline) : NULL;
+	const char *gn = g ? g->name : "no baseline";
 	const ar_res_alloc_t *a = ar_res_find(t, "arena");
 	if (a && a->runs_ok) {
 		double of = others_frag(t, a);
@@ -297,17 +421,18 @@ static void cautions(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_ad
 		char p1[32], p2[32];
 		char o1[32];
 		char *c = ar_res_strf("freelist: %s threads (%lld) on one global lock, so every malloc and free "
-				      "is serialised; measured here: %s ops/s (%.2fx glibc's), p99 %s (glibc %s)",
+				      "is serialised; measured here: %s ops/s (%.2fx %s's), p99 %s (%s %s)",
 				      t->threads >= 4 ? "many" : "several", (long long)t->threads,
-				      ar_res_fmt_num(o1, sizeof o1, fl->ops_per_sec.med), fl->speed_vs_glibc,
-				      ar_res_fmt_ns(p1, sizeof p1, fl->p99_ns.med),
+				      ar_res_fmt_num(o1, sizeof o1, fl->ops_per_sec.med), fl->speed_vs_baseline, gn,
+				      ar_res_fmt_ns(p1, sizeof p1, fl->p99_ns.med), gn,
 				      ar_res_fmt_ns(p2, sizeof p2, g ? g->p99_ns.med : NAN));
 		const ar_res_series_t *s = series_of(rep, t);
 		if (s) {
 			const ar_res_alloc_t *f0 = ar_res_find(s->points[0], "freelist");
-			if (f0 && !isnan(f0->speed_vs_glibc)) {
-				char *c2 = ar_res_strf("%s; the same scenario at %lld thread(s): %.2fx glibc", c,
-						       (long long)s->points[0]->threads, f0->speed_vs_glibc);
+			if (f0 && !isnan(f0->speed_vs_baseline)) {
+				char *c2 = ar_res_strf("%s; the same scenario at %lld thread(s): %.2fx %s", c,
+						       (long long)s->points[0]->threads, f0->speed_vs_baseline,
+						       s->points[0]->baseline ? s->points[0]->baseline : "-");
 				free(c);
 				c = c2;
 			}
@@ -320,8 +445,8 @@ static void cautions(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_ad
 		push(&ad->cautions, &ad->ncautions,
 		     ar_res_strf("pool: the live set falls to %.0f%% of its peak well before the end of the trace, "
 				 "and pool never returns chunks to the system; measured heap RSS after the replay: "
-				 "pool %s, glibc %s",
-				 100 * lf.dip_share, ar_res_fmt_bytes(b1, sizeof b1, po->final_heap_bytes.med),
+				 "pool %s, %s %s",
+				 100 * lf.dip_share, ar_res_fmt_bytes(b1, sizeof b1, po->final_heap_bytes.med), gn,
 				 ar_res_fmt_bytes(b2, sizeof b2, g ? g->final_heap_bytes.med : NAN)));
 	}
 	int max_ok = 0;
@@ -353,17 +478,22 @@ void ar_rep_advise(const ar_res_set_t *rep, const ar_res_trace_t *t, ar_rep_advi
 		for (size_t i = 0; i < t->nallocs; i++)
 			if (t->allocs[i].runs_ok && (pass || !t->allocs[i].nfails))
 				cand[nc++] = &t->allocs[i];
-	bests_t b = {NAN, NAN, NAN};
+	/* predicted figures rank speed / memory only when every candidate has them */
+	ctx_t c = {nc > 0, nc > 0, NAN, NAN, NAN};
 	for (size_t i = 0; i < nc; i++) {
-		if (better(G_SPEED, cand[i]->ops_per_sec.med, b.ops))
-			b.ops = cand[i]->ops_per_sec.med;
-		if (better(G_MEMORY, cand[i]->heap_bytes.med, b.heap))
-			b.heap = cand[i]->heap_bytes.med;
-		if (better(G_TAIL, cand[i]->p99_ns.med, b.p99))
-			b.p99 = cand[i]->p99_ns.med;
+		c.pred_time &= cand[i]->pred_time_ns.n > 0;
+		c.pred_rss &= cand[i]->pred_rss_bytes.n > 0;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		if (better(&c, G_SPEED, stat_of(cand[i], fig_of(&c, G_SPEED)).med, c.speed))
+			c.speed = stat_of(cand[i], fig_of(&c, G_SPEED)).med;
+		if (better(&c, G_MEMORY, stat_of(cand[i], fig_of(&c, G_MEMORY)).med, c.heap))
+			c.heap = stat_of(cand[i], fig_of(&c, G_MEMORY)).med;
+		if (better(&c, G_TAIL, cand[i]->p99_ns.med, c.p99))
+			c.p99 = cand[i]->p99_ns.med;
 	}
 	for (int g = 0; g < AR_REP_GOALS; g++)
-		pick(&ad->picks[g], g, cand, nc, &b, t);
+		pick(&ad->picks[g], g, cand, nc, &c, t);
 	free(cand);
 	cautions(rep, t, ad);
 	/* A caution about the allocator picked for a goal travels with the pick. */
@@ -389,16 +519,29 @@ void ar_rep_advice_free(ar_rep_advice_t *ad)
 	free(ad->cautions);
 }
 
+/* What the table and Markdown print after a pick's name: nothing when
+ * meaningful, else the verdict. */
+static const char *verdict_tag(const ar_rep_pick_t *p)
+{
+	if (!p->best || p->significant)
+		return "";
+	if (!strcmp(p->verdict, "undecided"))
+		return " (undecided: no verdict possible)";
+	return p->best == p->baseline && p->best != p->leader ? " (no meaningful difference: stay on the baseline)"
+							      : " (no meaningful difference)";
+}
+
 static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *ad, enum ar_res_format fmt, int first)
 {
 	const ar_res_trace_t *t = ad->trace;
 	if (fmt == AR_RES_TABLE) {
-		fprintf(f, "trace %s  sha256 %.12s  %lld thread(s)%s%s\n", t->name, t->sha256, (long long)t->threads,
-			rep->nhosts > 1 ? "  host " : "", rep->nhosts > 1 && t->host ? t->host : "");
+		fprintf(f, "trace %s  sha256 %.12s  %lld thread(s)%s%s  baseline %s%s\n", t->name, t->sha256,
+			(long long)t->threads, rep->nhosts > 1 ? "  host " : "", rep->nhosts > 1 && t->host ? t->host : "",
+			t->baseline ? t->baseline : "(none)", t->baseline_is_recorded ? " (recorded)" : "");
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
 			fprintf(f, "  %-13s %s%s\n", p->goal, p->best ? p->best->name : "(no successful run)",
-				p->best && !p->significant ? "  (not significant)" : "");
+				verdict_tag(p));
 			if (p->evidence)
 				fprintf(f, "      %s\n", p->evidence);
 			for (size_t k = 0; k < p->nwarnings; k++)
@@ -410,11 +553,12 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			fprintf(f, "      ! %s\n", ad->cautions[k]);
 		fputc('\n', f);
 	} else if (fmt == AR_RES_MARKDOWN) {
-		fprintf(f, "### %s (%lld thread(s))\n\n", t->name, (long long)t->threads);
+		fprintf(f, "### %s (%lld thread(s), baseline %s%s)\n\n", t->name, (long long)t->threads,
+			t->baseline ? t->baseline : "none", t->baseline_is_recorded ? ", recorded" : "");
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
 			fprintf(f, "- **%s: %s**%s", p->goal, p->best ? p->best->name : "(no successful run)",
-				p->best && !p->significant ? " (not significant)" : "");
+				verdict_tag(p));
 			if (p->evidence)
 				fprintf(f, " — %s", p->evidence);
 			fputc('\n', f);
@@ -437,7 +581,15 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			fprintf(f, ",%s,", p->second ? p->second->name : "");
 			if (!isnan(p->second_value))
 				ar_res_put_json_num(f, p->second_value);
-			fprintf(f, ",%d,", p->significant);
+			fprintf(f, ",%d,%s,", p->significant, p->verdict);
+			ar_res_put_csv_str(f, t->baseline);
+			fprintf(f, ",%s,", p->leader ? p->leader->name : "");
+			if (!isnan(p->interval_lo))
+				ar_res_put_json_num(f, p->interval_lo);
+			fputc(',', f);
+			if (!isnan(p->interval_hi))
+				ar_res_put_json_num(f, p->interval_hi);
+			fputc(',', f);
 			ar_res_put_csv_str(f, p->evidence);
 			fputc(',', f);
 			char *w = ar_res_strdup("");
@@ -467,7 +619,16 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			ar_res_put_json_str(f, p->second ? p->second->name : NULL);
 			fputs(", \"runner_up_value\": ", f);
 			ar_res_put_json_num(f, p->second_value);
-			fprintf(f, ", \"significant\": %s,\n     \"evidence\": ", p->significant ? "true" : "false");
+			fprintf(f, ", \"significant\": %s, \"verdict\": \"%s\", \"baseline\": ",
+				p->significant ? "true" : "false", p->verdict);
+			ar_res_put_json_str(f, t->baseline);
+			fputs(", \"leader\": ", f);
+			ar_res_put_json_str(f, p->leader ? p->leader->name : NULL);
+			fputs(", \"interval\": [", f);
+			ar_res_put_json_num(f, p->interval_lo);
+			fputs(", ", f);
+			ar_res_put_json_num(f, p->interval_hi);
+			fputs("],\n     \"evidence\": ", f);
 			ar_res_put_json_str(f, p->evidence);
 			fputs(", \"warnings\": [", f);
 			for (size_t k = 0; k < p->nwarnings; k++) {
@@ -489,7 +650,7 @@ void ar_rep_print_advice(FILE *f, const ar_res_set_t *rep, enum ar_res_format fm
 {
 	if (fmt == AR_RES_CSV)
 		fputs("trace_sha256,trace_name,host,goal,metric,allocator,value,runner_up,runner_up_value,"
-		      "significant,evidence,warnings\n",
+		      "significant,verdict,baseline,leader,interval_lo,interval_hi,evidence,warnings\n",
 		      f);
 	else if (fmt == AR_RES_JSON)
 		fprintf(f, "{\"format_version\": %d, \"recommendations\": [\n", AR_RES_FORMAT_VERSION);
@@ -504,8 +665,13 @@ void ar_rep_print_advice(FILE *f, const ar_res_set_t *rep, enum ar_res_format fm
 	if (fmt == AR_RES_JSON)
 		fputs("\n]}\n", f);
 	else if (fmt == AR_RES_TABLE || fmt == AR_RES_MARKDOWN)
-		fputs("A pick is not significant when the min-max ranges over repetitions overlap, when a single "
-		      "repetition succeeded, or when the difference is below 1%. Balance = geometric mean of ops/s "
-		      "relative to the fastest, peak heap relative to the smallest and p99 relative to the lowest.\n",
+		fputs("Verdicts: the leader (best median) is compared with the baseline (what the program ran on; "
+		      "the runner-up when the leader is the baseline). A difference below 5% is never meaningful; "
+		      "above, the 95% bootstrap interval of the ratio of medians over the repetitions must stay "
+		      "outside 1 +- 5%. No meaningful difference: the pick is the baseline (stay on what you run). "
+		      "A single repetition: undecided. Speed and memory rank the predicted program time and peak "
+		      "RSS when every allocator has them, else the replay's ops/s and peak heap. Balance = geometric "
+		      "mean of speed relative to the fastest, peak heap relative to the smallest and p99 relative "
+		      "to the lowest.\n",
 		      f);
 }

@@ -18,3 +18,4 @@ BENCHES += bench-format
 DEP_FILES += $(BENCH_FORMAT_OBJS:.o=.d)
 include bench/alloc/module.mk
 include bench/replay/module.mk
+include bench/fidelity/module.mk

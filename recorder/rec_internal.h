@@ -98,6 +98,7 @@ static inline uint64_t rec_event_time_ns(void)
 /* ---- memory (rec_mem.c) ----------------------------------------------------- */
 void *rec_mmap(size_t size);         /* zeroed pages or NULL; never malloc */
 void rec_munmap(void *p, size_t size);
+size_t rec_mem_resident_bytes(void);  /* of the shim's mappings, resident now (mincore) */
 extern const ar_mem_t rec_writer_mem; /* for ar_writer_open: mmap with a size header */
 /* Static pool for the allocations dlsym makes before the real functions are known. */
 void *rec_boot_alloc(size_t size, size_t align);

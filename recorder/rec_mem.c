@@ -18,16 +18,73 @@
 
 #include "rec_internal.h"
 
+/* The shim's live mappings, so the writer can ask how much of them is
+ * resident (rec_mem_resident_bytes): every RSS figure of the trace includes
+ * the recorder's buffers, and replay must tell the program's RSS from ours.
+ * A fixed table, lock-free: a slot is claimed by CAS on its address; a
+ * mapping that finds no slot is simply not counted. */
+#define MAX_MAPS 512
+static struct {
+	_Atomic uintptr_t addr;
+	_Atomic size_t len;
+} maps[MAX_MAPS];
+
+static void note_map(void *p, size_t len)
+{
+	for (int i = 0; i < MAX_MAPS; i++) {
+		uintptr_t free_slot = 0;
+		if (atomic_compare_exchange_strong(&maps[i].addr, &free_slot, (uintptr_t)p)) {
+			atomic_store(&maps[i].len, len);
+			return;
+		}
+	}
+}
+
+static void note_unmap(void *p)
+{
+	for (int i = 0; i < MAX_MAPS; i++)
+		if (atomic_load(&maps[i].addr) == (uintptr_t)p) {
+			atomic_store(&maps[i].len, 0);
+			atomic_store(&maps[i].addr, 0);
+			return;
+		}
+}
+
+size_t rec_mem_resident_bytes(void)
+{
+	/* A mapping unmapped under us makes mincore fail with ENOMEM and
+	 * counts as nothing. */
+	unsigned char vec[1024];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), total = 0;
+	for (int i = 0; i < MAX_MAPS; i++) {
+		uintptr_t a = atomic_load(&maps[i].addr);
+		size_t len = atomic_load(&maps[i].len);
+		for (size_t off = 0; a && off < len; off += sizeof vec * page) {
+			size_t n = len - off < sizeof vec * page ? len - off : sizeof vec * page;
+			if (mincore((void *)(a + off), n, vec) != 0)
+				break;
+			for (size_t k = 0; k < (n + page - 1) / page; k++)
+				total += (vec[k] & 1) * page;
+		}
+	}
+	return total;
+}
+
 void *rec_mmap(size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	note_map(p, size);
+	return p;
 }
 
 void rec_munmap(void *p, size_t size)
 {
-	if (p)
-		munmap(p, size);
+	if (!p)
+		return;
+	note_unmap(p);
+	munmap(p, size);
 }
 
 /* ---- ar_mem_t for the trace writer and zstd ------------------------------- */
@@ -52,7 +109,7 @@ static void wmem_free(void *opaque, void *p)
 	uint8_t *base = (uint8_t *)p - HDR;
 	size_t total;
 	memcpy(&total, base, sizeof total);
-	munmap(base, total);
+	rec_munmap(base, total);
 }
 
 const ar_mem_t rec_writer_mem = {wmem_alloc, wmem_free, NULL};

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,8 @@ static ar_reg_identity_t ident;
 static uint8_t sbuf[16 * 1024];
 static ar_metabuf_t samples;
 static uint64_t flushed_ns, next_ns, interval_ns, nsamples;
+/* The highest RSS sampled, and how much of it was the recorder's own. */
+static uint64_t max_rss, recorder_at_max;
 
 /* The decimal number at p (0 when none; digits past 2^64 are not ours to
  * meet: /proc prints page and kB counts). */
@@ -109,6 +112,7 @@ static void start_now(void)
 	open_statm();
 	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
 	start_written = 0;
+	max_rss = recorder_at_max = 0;
 	ar_metabuf_reset(&samples, sbuf, sizeof sbuf);
 	interval_ns = SAMPLE_NS;
 	nsamples = 1;
@@ -179,6 +183,10 @@ uint64_t rec_process_tick(uint64_t now)
 				     read_rss()};
 		if (s.rss_bytes && ar_meta_rss_sample(&samples, &s) == 0 && ++nsamples % THIN_EVERY == 0)
 			interval_ns *= 2;
+		if (s.rss_bytes >= max_rss) {
+			max_rss = s.rss_bytes;
+			recorder_at_max = rec_mem_resident_bytes();
+		}
 		/* Late wake-ups (a loaded machine) are not made up for. */
 		next_ns = (now - next_ns < interval_ns ? next_ns : now) + interval_ns;
 	}
@@ -225,6 +233,15 @@ void rec_process_close(void)
 	pi.end_rss_bytes = read_rss();
 	pi.end_time_ns = rec_event_time_ns();
 	pi.sample_interval_ns = SAMPLE_NS;
+	uint64_t end_rss = read_rss();
+	if (end_rss >= max_rss) /* the peak may be now: a short program has no other sample */
+		recorder_at_max = rec_mem_resident_bytes();
+	pi.recorder_rss_bytes = recorder_at_max;
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		pi.cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+		pi.cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	}
 	/* The last sample is the end: a program shorter than one period still
 	 * has two points. */
 	if (pi.end_rss_bytes) {

@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ typedef struct trace_job {
 	uint64_t total_ops; /* every stream's ops: what the worker counts */
 	ar_run_t **runs;
 	size_t nruns;
+	ar_run_opts_t run; /* the plan's, with --touch auto decided for this trace */
 } trace_job_t;
 
 /* ---- per trace: compile or open the workload --------------------------------------- */
@@ -83,6 +85,7 @@ static int trace_info(ar_trace_info_t *t, const char *path)
 	snprintf(t->program, sizeof t->program, "%s", h->cmdline);
 	t->recorded_unix_ns = h->start_wall_ns;
 	t->file_bytes = ar_reader_file_size(r);
+	ar_recorded_read(r, &t->rec);
 	ar_reader_close(r);
 	const char *base = strrchr(path, '/');
 	snprintf(t->name, sizeof t->name, "%s", base ? base + 1 : path);
@@ -162,6 +165,54 @@ static void warn_trace(const trace_job_t *j, const ar_replay_options_t *o)
 			    "walk)", path, wh->nthreads);
 }
 
+/* ---- per trace: --touch auto ------------------------------------------------------- */
+
+/* How many bytes above the recorded peak RSS a replay may make resident
+ * before page touching is judged to overstate the program (the recorded RSS
+ * samples every 10 ms, and the worker's own baseline differs a little). */
+#define TOUCH_AUTO_SLACK 1.10
+
+/* --touch auto: one untimed calibration replay under the recorded allocator
+ * with pages touched (not stored). When the RSS the recording started with
+ * plus that replay's heap peak stays within TOUCH_AUTO_SLACK of the
+ * recorded peak RSS, the program did touch what it allocated: "pages".
+ * Otherwise it did not (a database's page cache allocated whole, used in
+ * part): "first", which makes one page per block resident. Without a
+ * recorded peak RSS or a recorded allocator to calibrate with: "pages",
+ * said. */
+static const char *choose_touch(const ar_plan_t *p, const trace_job_t *j)
+{
+	const ar_recorded_t *rec = &j->info.rec;
+	ar_allocator_t a;
+	if (!rec->allocator[0] || isnan(rec->peak_rss_bytes) || isnan(rec->start_rss_bytes) ||
+	    ar_registry_find(rec->allocator, &a) != 0 || !a.installed) {
+		ar_cli_warn("%s: --touch auto: pages (%s)", j->info.path,
+			    rec->reason[0] ? rec->reason : "the recorded allocator is not installed");
+		return "pages";
+	}
+	ar_run_opts_t cal = p->run;
+	cal.touch = "pages";
+	cal.timing = "none";
+	ar_run_t r;
+	memset(&r, 0, sizeof r);
+	ar_run_worker(&cal, &a, j->wl_path, 0, &r);
+	ar_res_run_t f;
+	ar_db_run_figures(&j->info, &r, &f);
+	double resident = rec->start_rss_bytes + f.fig[AR_RES_HEAP];
+	const char *pick = "pages";
+	if (strcmp(r.status, AR_ST_OK) || isnan(f.fig[AR_RES_HEAP]))
+		ar_cli_warn("%s: --touch auto: pages (the calibration replay under %s failed: %s)", j->info.path,
+			    a.name, r.reason);
+	else {
+		pick = resident > rec->peak_rss_bytes * TOUCH_AUTO_SLACK ? "first" : "pages";
+		ar_cli_warn("%s: --touch auto: %s (touching every page, replay under %s makes %.1f MiB "
+			    "resident against the recorded program's peak of %.1f MiB)", j->info.path, pick,
+			    a.name, resident / 1048576.0, rec->peak_rss_bytes / 1048576.0);
+	}
+	ar_run_free(&r);
+	return pick;
+}
+
 /* ---- per trace: the repetitions ---------------------------------------------------- */
 
 /* Say what went wrong (or oddly) in run r, which is stored either way. */
@@ -191,7 +242,7 @@ static void run_one(const ar_replay_options_t *o, const ar_plan_t *p, session_t 
 	snprintf(label, sizeof label, "[%zu/%zu] %s rep %u on %s", k + 1, j->nruns, a->name, rep,
 		 j->info.name);
 	ar_progress_start(label, "ops", j->total_ops);
-	ar_run_worker(&p->run, a, j->wl_path, (int)rep, r);
+	ar_run_worker(&j->run, a, j->wl_path, (int)rep, r);
 	ar_progress_finish();
 	report_run(s, r, j->info.name);
 	char err[2048];
@@ -201,37 +252,71 @@ static void run_one(const ar_replay_options_t *o, const ar_plan_t *p, session_t 
 	}
 }
 
+/* The allocators this trace runs under: the plan's, plus the one the
+ * recorded program ran on when the plan lacks it — it is the baseline every
+ * ratio and prediction is against (recorded.c, results/predict.c). */
+static int trace_allocators(const ar_plan_t *p, const trace_job_t *j, ar_allocator_t *out)
+{
+	int n = 0;
+	for (int i = 0; i < p->nallocs; i++)
+		out[n++] = p->allocs[i];
+	const char *rec = j->info.rec.allocator;
+	if (!rec[0])
+		return n;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(out[i].name, rec))
+			return n;
+	if (ar_registry_find(rec, &out[n]) == 0 && out[n].installed) {
+		ar_cli_warn("%s: also replaying %s, which the recorded program ran on: every ratio and "
+			    "prediction is against it", j->info.path, rec);
+		return n + 1;
+	}
+	return n;
+}
+
 /* Every allocator once, then again: repetition-major (see the top). */
 static int run_repetitions(const ar_replay_options_t *o, const ar_plan_t *p, session_t *s, trace_job_t *j)
 {
-	j->nruns = (size_t)o->repeat * (size_t)p->nallocs;
+	ar_allocator_t allocs[AR_PLAN_MAX_ALLOCS + 1];
+	int nallocs = trace_allocators(p, j, allocs);
+	j->nruns = (size_t)o->repeat * (size_t)nallocs;
 	j->runs = calloc(j->nruns, sizeof *j->runs);
 	if (!j->runs)
 		return ar_cli_error(NULL, "out of memory");
 	size_t k = 0;
 	for (unsigned rep = 1; rep <= o->repeat; rep++)
-		for (int ai = 0; ai < p->nallocs; ai++, k++)
-			run_one(o, p, s, j, &p->allocs[ai], rep, k);
+		for (int ai = 0; ai < nallocs; ai++, k++)
+			run_one(o, p, s, j, &allocs[ai], rep, k);
 	return 0;
 }
 
 /* ---- per trace: the table or JSON ---------------------------------------------------- */
 
+/* The comparison of the trace's runs: its predictions stored with the
+ * runs, then printed as a table or JSON. */
 static void print_trace(const ar_replay_options_t *o, session_t *s, const trace_job_t *j)
 {
 	size_t n = 0; /* the runs that exist (all, unless memory ran out) */
 	while (n < j->nruns && j->runs[n])
 		n++;
-	if (o->json) {
-		ar_json_runs(stdout, &j->info, j->runs, n, s->first_json);
-		s->first_json = 0;
-		return;
+	ar_res_trace_t rt;
+	ar_table_build(&rt, &j->info, j->runs, n);
+	char err[2048];
+	if (ar_db_store_predictions(s->db, &rt, err, sizeof err) != 0) {
+		ar_cli_error(o->db_path, "cannot store the predictions: %s", err);
+		s->runtime_error = 1;
 	}
-	ar_table_print(stdout, &j->info, j->runs, n);
-	if (!strcmp(o->counters, "sim"))
-		printf("(--counters sim: the workers ran under valgrind, untimed: the speed, latency and "
-		       "RSS above are valgrind's, not stored as the allocator's; the simulated counters "
-		       "are in %s: allocreport --db %s)\n", o->db_path, o->db_path);
+	if (o->json) {
+		ar_json_print_built(stdout, &rt, s->first_json);
+		s->first_json = 0;
+	} else {
+		ar_table_print_built(stdout, &j->info, &rt);
+		if (!strcmp(o->counters, "sim"))
+			printf("(--counters sim: the workers ran under valgrind, untimed: the speed, latency and "
+			       "RSS above are valgrind's, not stored as the allocator's; the simulated counters "
+			       "are in %s: allocreport --db %s)\n", o->db_path, o->db_path);
+	}
+	ar_res_trace_free(&rt);
 }
 
 static void free_job(trace_job_t *j)
@@ -259,6 +344,9 @@ static void replay_trace(const ar_replay_options_t *o, const ar_plan_t *p, sessi
 		return;
 	}
 	warn_trace(j, o);
+	j->run = p->run;
+	if (!strcmp(o->touch, "auto"))
+		j->run.touch = choose_touch(p, j);
 	if (run_repetitions(o, p, s, j) != 0)
 		s->runtime_error = 1;
 	else

@@ -8,7 +8,8 @@
  *
  * Best of 3 for each; the workload goes to $TMPDIR and is removed. Also
  * prints what bounds the compiler's memory (slots, peak live blocks) and the
- * process's peak RSS, to show it follows live blocks, not trace length.
+ * process's peak RSS, to show it follows live blocks, not trace length, and
+ * what the schedule made of the thread switches (workload.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,12 @@ int main(int argc, char **argv)
 		printf("  slots %u for peak %llu live blocks; cross-thread deps %llu, reuse deps %llu\n",
 		       w.hdr->nslots, (unsigned long long)w.hdr->peak_live_blocks,
 		       (unsigned long long)w.hdr->cross_thread_deps, (unsigned long long)w.hdr->reuse_deps);
+		printf("  schedule: %llu thread switches: %llu hand-offs (%llu dropped), %llu "
+		       "interleaved; SYNC ops %llu (%llu dropped)\n",
+		       (unsigned long long)w.hdr->switches, (unsigned long long)w.hdr->handoffs,
+		       (unsigned long long)w.hdr->handoffs_dropped,
+		       (unsigned long long)w.hdr->switches_interleaved, (unsigned long long)w.hdr->sync_ops,
+		       (unsigned long long)w.hdr->sync_dropped);
 		printf("  workload file %.1f MB; process peak RSS so far %.1f MB\n",
 		       (double)w.hdr->file_bytes / 1e6, (double)ru.ru_maxrss / 1024.0);
 		ar_wl_close(&w);

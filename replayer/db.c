@@ -8,7 +8,9 @@
  *
  * NULL discipline: a figure the worker did not report (a crashed run, a
  * counter the kernel refused, allocator statistics an allocator does not
- * offer) is stored as NULL, never as 0.
+ * offer, latencies and timer_resolution_ns of a run under --timing none) is
+ * stored as NULL, never as 0. runs.timing_every is the period the worker
+ * used (1 every call, 0 none, N one call in N; worker_main.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -115,6 +117,42 @@ static void new_uuid(char out[37])
 		 b[15]);
 }
 
+static void b_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+/* What the recorded program ran on and measured (recorded.c): facts of the
+ * trace file, so the same for every run; set on the row whether it is new
+ * or was stored by an allocreplay that did not read them yet. */
+static int store_recorded(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t cap)
+{
+	sqlite3_stmt *st;
+	if (prep(db,
+		 "UPDATE traces SET recorded_allocator = ?2, recorded_allocator_library = ?3,"
+		 " recorded_allocator_version = ?4, recorded_duration_ns = ?5, recorded_start_rss_bytes = ?6,"
+		 " recorded_peak_rss_bytes = ?7, recorded_rss_samples = ?8, recorded_reason = ?9,"
+		 " recorded_cpu_ns = ?10, recorded_recorder_bytes = ?11 WHERE sha256 = ?1",
+		 &st, err, cap))
+		return -1;
+	const ar_recorded_t *r = &t->rec;
+	b_text(st, 1, t->sha256);
+	b_text(st, 2, r->allocator);
+	b_text(st, 3, r->library);
+	b_text(st, 4, r->version);
+	b_num(st, 5, r->duration_ns);
+	b_num(st, 6, r->start_rss_bytes);
+	b_num(st, 7, r->peak_rss_bytes);
+	b_u64(st, 8, r->rss_samples);
+	b_text(st, 9, r->reason);
+	b_num(st, 10, r->cpu_ns);
+	b_num(st, 11, r->recorder_bytes);
+	return step_done(db, st, err, cap);
+}
+
 static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t cap)
 {
 	sqlite3_stmt *st;
@@ -147,7 +185,9 @@ static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t 
 	b_u64(st, 17, w->cross_thread_deps);
 	b_u64(st, 18, w->reuse_deps);
 	b_u64(st, 19, w->nslots);
-	return step_done(db, st, err, cap);
+	if (step_done(db, st, err, cap))
+		return -1;
+	return store_recorded(db, t, err, cap);
 }
 
 static int store_allocator(sqlite3 *db, const ar_allocator_t *a, char *err, size_t cap)
@@ -177,7 +217,8 @@ static const char *const run_cols[] = {
 	"involuntary_ctx_switches", "failed_allocs", "leaked_blocks", "dep_waits", "dep_blocked",
 	"op_checksum", "allocs_expected", "frees_expected", "allocator_allocs_delta",
 	"allocator_frees_delta", "worker_stderr", "sync_waits", "counters_source", "access_pass_ns",
-	"access_pass_blocks", "access_pass_bytes", "access_pass_lines",
+	"access_pass_blocks", "access_pass_bytes", "access_pass_lines", "timing_every",
+	"timer_resolution_ns",
 };
 #define NRUNCOLS ((int)(sizeof run_cols / sizeof run_cols[0]))
 
@@ -217,6 +258,8 @@ void ar_db_run_figures(const ar_trace_info_t *t, const ar_run_t *r, ar_res_run_t
 	f->library_path = r->served[0] ? (char *)r->served : NULL;
 	f->ops = scalar_or_nan(r, "calls");
 	f->wall_ns = scalar_or_nan(r, "wall_ns");
+	f->cpu_ns = scalar_or_nan(r, "cpu_user_ns") + scalar_or_nan(r, "cpu_sys_ns");
+	f->peak_rss_bytes = run_is_sim(r) ? NAN : scalar_or_nan(r, "peak_rss_bytes");
 	int sim = run_is_sim(r);
 	if (!sim && f->ops >= 0 && f->wall_ns > 0)
 		f->fig[AR_RES_OPS] = f->ops * 1e9 / f->wall_ns;
@@ -235,6 +278,10 @@ void ar_db_run_figures(const ar_trace_info_t *t, const ar_run_t *r, ar_res_run_t
 		if (ar_run_scalar(r, "final_rss_bytes", &fin))
 			f->fig[AR_RES_FINAL] = (double)((int64_t)fin - (int64_t)base);
 	}
+	/* reported only when calls were timed: NAN (NULL) under --timing none */
+	uint64_t res;
+	if (ar_run_ticks_per_ns(r) > 0 && ar_run_scalar(r, "timer_resolution_ticks", &res))
+		f->fig[AR_RES_TIMER_RES] = (double)res / ar_run_ticks_per_ns(r);
 	f->fig[AR_RES_MINF] = scalar_or_nan(r, "minor_faults");
 	f->fig[AR_RES_MAJF] = scalar_or_nan(r, "major_faults");
 	f->fig[AR_RES_FAILED] = scalar_or_nan(r, "failed_allocs");
@@ -281,7 +328,7 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 		"voluntary_ctx_switches", "involuntary_ctx_switches", "failed_allocs", "leaked_blocks",
 		"dep_waits", "dep_blocked", "allocs_expected", "frees_expected",
 		"allocator_allocs_delta", "allocator_frees_delta", "sync_waits", "access_pass_ns",
-		"access_pass_blocks", "access_pass_bytes", "access_pass_lines",
+		"access_pass_blocks", "access_pass_bytes", "access_pass_lines", "timing_every",
 	};
 	for (size_t i = 0; i < sizeof direct / sizeof *direct; i++)
 		b_scalar(st, col(direct[i]), r, direct[i]);
@@ -296,6 +343,8 @@ static int store_run_row(sqlite3 *db, const ar_trace_info_t *t, const ar_allocat
 	ar_db_run_figures(t, r, &f);
 	if (!isnan(f.fig[AR_RES_OPS]))
 		sqlite3_bind_double(st, col("ops_per_sec"), f.fig[AR_RES_OPS]);
+	if (!isnan(f.fig[AR_RES_TIMER_RES]))
+		sqlite3_bind_double(st, col("timer_resolution_ns"), f.fig[AR_RES_TIMER_RES]);
 	if (ar_run_scalar(r, "timer_tsc", &tsc))
 		b_text(st, col("timer"), ar_timer_name(tsc));
 	if (tpn > 0) {
@@ -448,5 +497,37 @@ int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocato
 		return id;
 	}
 	ar_res_exec(db, "ROLLBACK", e2, sizeof e2);
+	return -1;
+}
+
+int ar_db_store_predictions(sqlite3 *db, const ar_res_trace_t *rt, char *err, size_t cap)
+{
+	if (ar_res_exec(db, "BEGIN IMMEDIATE", err, cap))
+		return -1;
+	for (size_t k = 0; k < rt->nallocs; k++)
+		for (size_t i = 0; i < rt->allocs[k].nruns; i++) {
+			const ar_res_run_t *f = &rt->allocs[k].runs[i];
+			sqlite3_stmt *st;
+			if (!f->run_uuid)
+				continue;
+			if (prep(db,
+				 "UPDATE runs SET predicted_time_ns = ?2, predicted_peak_rss_bytes = ?3,"
+				 " prediction_reason = ?4, fidelity_time_error = ?5, fidelity_rss_error = ?6,"
+				 " fidelity_reason = ?7 WHERE run_uuid = ?1",
+				 &st, err, cap))
+				goto fail;
+			b_text(st, 1, f->run_uuid);
+			b_num(st, 2, f->fig[AR_RES_PRED_TIME]);
+			b_num(st, 3, f->fig[AR_RES_PRED_RSS]);
+			b_text(st, 4, f->prediction_reason);
+			b_num(st, 5, f->fig[AR_RES_FID_TIME]);
+			b_num(st, 6, f->fig[AR_RES_FID_RSS]);
+			b_text(st, 7, f->fidelity_reason);
+			if (step_done(db, st, err, cap))
+				goto fail;
+		}
+	return ar_res_exec(db, "COMMIT", err, cap);
+fail:
+	ar_res_exec(db, "ROLLBACK", NULL, 0);
 	return -1;
 }

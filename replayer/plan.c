@@ -37,9 +37,18 @@ static void usage(void)
 	       "                          needs a file, so not '-' (--json prints to stdout)\n"
 	       "      --repeat=N          runs per allocator (default 3)\n"
 	       "      --timeout=S         kill a worker after S seconds (default 300; 0 = never)\n"
+	       "      --timing=HOW        which heap calls are timed for the latency figures:\n"
+	       "                          sample:N = 1 in N, at random (default sample:%d; a\n"
+	       "                          trace too short for 10000 timed calls at that rate\n"
+	       "                          is timed more often, down to every call), every, or\n"
+	       "                          none (no latency figures). ops/s always covers\n"
+	       "                          every call; timing costs it (docs/BENCHMARKS.md)\n"
 	       "      --touch=HOW         write to new blocks, outside the timed window: none,\n"
-	       "                          first (byte), pages (one byte per page, the default)\n"
-	       "                          or all (bytes)\n"
+	       "                          first (byte), pages (one byte per page, the default),\n"
+	       "                          all (bytes), or auto: pages, unless a calibration\n"
+	       "                          replay under the recorded allocator shows pages would\n"
+	       "                          make more memory resident than the recorded program\n"
+	       "                          had (then first)\n"
 	       "      --counters=SOURCE   cache statistics: perf = hardware counters over the\n"
 	       "                          replay window (default; NULL with the kernel's reason\n"
 	       "                          where refused), sim = valgrind callgrind cache\n"
@@ -69,7 +78,7 @@ static void usage(void)
 	       "\n"
 	       "Exit status:\n"
 	       " 0 every run succeeded, 1 usage error, 2 runtime error or a failed run (each\n"
-	       " is named on stderr and stored with its reason).\n");
+	       " is named on stderr and stored with its reason).\n", AR_PLAN_SAMPLE_EVERY);
 }
 
 /* Non-negative integer up to 10^6 (repetitions, seconds). 0, or -1. */
@@ -85,7 +94,7 @@ static int parse_uint(const char *s, unsigned *out)
 }
 
 enum { OPT_ALL = 256, OPT_DB, OPT_REPEAT, OPT_TIMEOUT, OPT_TOUCH, OPT_JSON, OPT_COUNTERS,
-       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION };
+       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING };
 
 static const struct option long_opts[] = {
 	{ "allocators", required_argument, NULL, 'a' },
@@ -94,6 +103,7 @@ static const struct option long_opts[] = {
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "touch", required_argument, NULL, OPT_TOUCH },
+	{ "timing", required_argument, NULL, OPT_TIMING },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "counters", required_argument, NULL, OPT_COUNTERS },
 	{ "access-pass", no_argument, NULL, OPT_ACCESS_PASS },
@@ -154,6 +164,7 @@ static int take_option(int c, ar_replay_options_t *o)
 	case OPT_ALL: o->all = 1; break;
 	case OPT_DB: o->db_path = optarg; break;
 	case OPT_TOUCH: o->touch = optarg; break;
+	case OPT_TIMING: o->timing = optarg; break;
 	case OPT_JSON: o->json = 1; break;
 	case OPT_COUNTERS: o->counters = optarg; break;
 	case OPT_ACCESS_PASS: o->access_pass = 1; break;
@@ -171,14 +182,31 @@ static int take_option(int c, ar_replay_options_t *o)
 	return 0;
 }
 
+/* --timing's value: every, none, or sample:N with 1 <= N <= 2^32 (the
+ * worker's bound). 0, or -1. */
+static int check_timing(const char *s)
+{
+	if (!strcmp(s, "every") || !strcmp(s, "none"))
+		return 0;
+	if (strncmp(s, "sample:", 7) != 0 || s[7] < '0' || s[7] > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s + 7, &end, 10);
+	return *end || errno || v < 1 || v > (1ull << 32) ? -1 : 0;
+}
+
 /* The combinations and values the parser cannot check alone. 0, or 1. */
 static int check_options(const ar_replay_options_t *o)
 {
 	if (strcmp(o->touch, "none") && strcmp(o->touch, "first") && strcmp(o->touch, "pages") &&
-	    strcmp(o->touch, "all"))
-		return ar_cli_usage_error("--touch must be none, first, pages or all, not '%s'", o->touch);
+	    strcmp(o->touch, "all") && strcmp(o->touch, "auto"))
+		return ar_cli_usage_error("--touch must be none, first, pages, all or auto, not '%s'", o->touch);
 	if (strcmp(o->counters, "perf") && strcmp(o->counters, "sim") && strcmp(o->counters, "none"))
 		return ar_cli_usage_error("--counters must be perf, sim or none, not '%s'", o->counters);
+	if (check_timing(o->timing))
+		return ar_cli_usage_error("--timing must be every, none or sample:N (N from 1 to "
+					  "4294967296), not '%s'", o->timing);
 	if (o->all && o->names)
 		return ar_cli_usage_error("give either --all or -a NAMES, not both");
 	/* SQLite writes a file it can reopen and lock: standard output is
@@ -195,8 +223,10 @@ static int check_options(const ar_replay_options_t *o)
 
 int ar_plan_parse_options(int argc, char **argv, ar_replay_options_t *o)
 {
+	static char default_timing[32];
+	snprintf(default_timing, sizeof default_timing, "sample:%d", AR_PLAN_SAMPLE_EVERY);
 	*o = (ar_replay_options_t){ .db_path = "allocrr.db", .touch = "pages", .counters = "perf",
-			  .repeat = 3, .timeout_s = 300 };
+			  .timing = default_timing, .repeat = 3, .timeout_s = 300 };
 	opterr = 0; /* ours say it once, in our words (bad_option) */
 	int c, rc;
 	while ((c = getopt_long(argc, argv, ":a:qh", long_opts, NULL)) != -1) {
@@ -369,14 +399,15 @@ int ar_plan_make(const ar_replay_options_t *o, ar_plan_t *p)
 	if (rc)
 		return rc;
 	p->run = (ar_run_opts_t){ .touch = o->touch, .timeout_s = o->timeout_s,
-				  .counters = o->counters, .access_pass = o->access_pass };
+				  .counters = o->counters, .timing = o->timing,
+				  .access_pass = o->access_pass };
 	if ((rc = find_worker(p->run.worker, sizeof p->run.worker)) != 0)
 		return rc;
 	if (!strcmp(o->counters, "sim") && (rc = plan_sim(&p->run)) != 0)
 		return rc;
 	snprintf(p->options, sizeof p->options,
-		 "touch=%s repeat=%u timeout_s=%u counters=%s access_pass=%s", o->touch, o->repeat,
-		 o->timeout_s, o->counters, o->access_pass ? "on" : "off");
+		 "touch=%s repeat=%u timeout_s=%u counters=%s access_pass=%s timing=%s", o->touch,
+		 o->repeat, o->timeout_s, o->counters, o->access_pass ? "on" : "off", o->timing);
 	return 0;
 }
 

@@ -15,10 +15,14 @@
 #include "replay.h"
 
 #define AR_PLAN_MAX_ALLOCS 32
+/* The default --timing: 1 heap call in this many timed (docs/BENCHMARKS.md,
+ * "Sampled timing", measured the choice). */
+#define AR_PLAN_SAMPLE_EVERY 256
 
 /* What the command line asked for. */
 typedef struct ar_replay_options {
 	const char *db_path, *touch, *counters, *names;
+	const char *timing; /* --timing: "every", "none" or "sample:N" */
 	unsigned repeat, timeout_s;
 	int all, json, list, quiet, access_pass;
 	char **traces; /* the positional arguments, in their order */

@@ -90,6 +90,7 @@ typedef struct ar_run_opts {
 	const char *touch;
 	unsigned timeout_s;
 	const char *counters; /* "perf", "sim" or "none" (--counters) */
+	const char *timing;   /* the worker's --timing: "every", "none" or "sample:N" */
 	int access_pass;      /* --access-pass */
 	char valgrind[4096];  /* sim: the valgrind command to run the worker under */
 	char sim_dir[4096];   /* sim: where callgrind profiles are written (then removed) */
@@ -103,6 +104,23 @@ typedef struct ar_run_opts {
 void ar_run_worker(const ar_run_opts_t *o, const ar_allocator_t *a, const char *workload,
 		   int repetition, ar_run_t *r);
 
+/* ---- recorded.c ---- */
+/* What the recorded program ran on and measured (trace format 1.1), as the
+ * traces table stores it: NAN / "" when unknown, reason says why. */
+typedef struct ar_recorded {
+	char allocator[64]; /* the registry's name for it; "" when none matches */
+	char library[512];  /* the object that served malloc, as recorded */
+	char version[64];
+	double duration_ns, start_rss_bytes, peak_rss_bytes;
+	double cpu_ns; /* user + system CPU time of the whole process */
+	double recorder_bytes; /* the recorder's own peak mapping, inside the RSS figures */
+	uint64_t rss_samples;
+	char reason[1024];
+} ar_recorded_t;
+/* Fill *rec from an open trace's ALLOCATOR, PROCESS and RSS_SAMPLE records
+ * (and its footer's end time). */
+void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec);
+
 /* A trace as stored in the traces table. */
 typedef struct ar_trace_info {
 	char sha256[65];
@@ -114,6 +132,7 @@ typedef struct ar_trace_info {
 	const char *status; /* complete, truncated, corrupt */
 	const ar_wl_header_t *wl;
 	int cache_hit;
+	ar_recorded_t rec;
 } ar_trace_info_t;
 
 typedef struct ar_machine {
@@ -145,8 +164,19 @@ int64_t ar_db_store_run(sqlite3 *db, const ar_trace_info_t *t, const ar_allocato
  * aggregate. Its strings point into r. */
 void ar_db_run_figures(const ar_trace_info_t *t, const ar_run_t *r, ar_res_run_t *f);
 
+/* Store the predictions and fidelity ar_res_finish computed for the runs
+ * of rt that are in the database (run_uuid set), in one transaction. 0, or
+ * -1 with err. */
+int ar_db_store_predictions(sqlite3 *db, const ar_res_trace_t *rt, char *err, size_t errcap);
+
 /* ---- table.c ---- */
 #include <stdio.h>
+/* The comparison of one trace's n runs (results/ar_results.h), with what
+ * the recorded program ran on; free it with ar_res_trace_free. */
+void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n);
+/* Print a comparison ar_table_build made, as a table or as JSON. */
+void ar_table_print_built(FILE *out, const ar_trace_info_t *t, const ar_res_trace_t *rt);
+void ar_json_print_built(FILE *out, const ar_res_trace_t *rt, int first);
 /* Print the comparison table of n runs of one trace (results/render.c's,
  * the same as allocreport's). */
 void ar_table_print(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n);

@@ -461,7 +461,8 @@ static void build_cmd(worker_cmd_t *c, const ar_run_opts_t *o, const ar_allocato
 			  (char *)a->name, "--library", (char *)a->library, "--touch", (char *)o->touch,
 			  "--fd", "3", "--dep-timeout-ms", c->dep_ms, "--counters",
 			  (char *)(o->counters ? o->counters : "perf"), "--access-pass",
-			  o->access_pass ? "on" : "off" };
+			  o->access_pass ? "on" : "off", "--timing",
+			  (char *)(o->timing ? o->timing : "every") };
 	char *vargv[] = { AR_SIM_VALGRIND_ARGS(o->valgrind, c->out_arg) };
 	size_t na = 0;
 	if (sim)

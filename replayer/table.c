@@ -31,8 +31,13 @@ static void add_runs(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *con
 	}
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s && s[0] ? ar_res_strdup(s) : NULL;
+}
+
 /* The comparison of one trace's runs, glibc first as allocreport loads it. */
-static void build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n)
+void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n)
 {
 	const ar_wl_header_t *w = t->wl;
 	ar_machine_t m;
@@ -49,6 +54,16 @@ static void build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *const 
 	rt->trace_allocs = (int64_t)w->trace_allocs;
 	rt->peak_live_bytes = (int64_t)w->peak_live_bytes;
 	rt->peak_live_blocks = (int64_t)w->peak_live_blocks;
+	rt->recorded_allocator = dup_or_null(t->rec.allocator);
+	rt->recorded_library = dup_or_null(t->rec.library);
+	rt->recorded_version = dup_or_null(t->rec.version);
+	rt->recorded_reason = dup_or_null(t->rec.reason);
+	rt->recorded_duration_ns = t->rec.duration_ns;
+	rt->recorded_start_rss_bytes = t->rec.start_rss_bytes;
+	rt->recorded_peak_rss_bytes = t->rec.peak_rss_bytes;
+	rt->recorded_rss_samples = (double)t->rec.rss_samples;
+	rt->recorded_cpu_ns = t->rec.cpu_ns;
+	rt->recorded_recorder_bytes = t->rec.recorder_bytes;
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 0);
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 1);
 	ar_res_finish(rt);
@@ -70,15 +85,20 @@ static void print_notes(FILE *out, const ar_trace_info_t *t)
 		fprintf(out, "  note: the trace is %s; its valid prefix was replayed\n", t->status);
 }
 
+void ar_table_print_built(FILE *out, const ar_trace_info_t *t, const ar_res_trace_t *rt)
+{
+	ar_res_set_t set = {.path = NULL, .nhosts = 1, .traces = (ar_res_trace_t *)rt, .ntraces = 1};
+	fputc('\n', out);
+	ar_res_print_trace(out, &set, rt, 0);
+	print_notes(out, t);
+	fprintf(out, "(%s)\n", ar_res_columns_note);
+}
+
 void ar_table_print(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n)
 {
 	ar_res_trace_t rt;
-	build(&rt, t, runs, n);
-	ar_res_set_t set = {.path = NULL, .nhosts = 1, .traces = &rt, .ntraces = 1};
-	fputc('\n', out);
-	ar_res_print_trace(out, &set, &rt, 0);
-	print_notes(out, t);
-	fprintf(out, "(%s)\n", ar_res_columns_note);
+	ar_table_build(&rt, t, runs, n);
+	ar_table_print_built(out, t, &rt);
 	ar_res_trace_free(&rt);
 }
 
@@ -87,10 +107,15 @@ void ar_json_begin(FILE *out, const char *db_path)
 	ar_res_json_begin(out, db_path);
 }
 
+void ar_json_print_built(FILE *out, const ar_res_trace_t *rt, int first)
+{
+	ar_res_json_trace(out, rt, first);
+}
+
 void ar_json_runs(FILE *out, const ar_trace_info_t *t, ar_run_t *const *runs, size_t n, int first)
 {
 	ar_res_trace_t rt;
-	build(&rt, t, runs, n);
+	ar_table_build(&rt, t, runs, n);
 	ar_res_json_trace(out, &rt, first);
 	ar_res_trace_free(&rt);
 }

@@ -23,6 +23,11 @@
  * array is sized from the reader's per-thread event counts (plus room for
  * sample markers), so nothing grows with the trace in memory.
  *
+ * The schedule (workload.h): the current run (thread, length) and each
+ * stream's last event time and usual spacing decide, at each switch of
+ * thread in sequence order, whether the resuming stream waits for the one
+ * that ran (a hand-off) or keeps the loose window; O(threads) state.
+ *
  * Per SPEC 5.5: free(0) is replayed as the no-op call it was; a free of a
  * pointer the trace never returned is counted and skipped; a realloc of
  * such a pointer is replayed as realloc(NULL, n) so its result still has a
@@ -78,7 +83,16 @@ typedef struct comp {
 	uint64_t gops;     /* ops emitted, all streams */
 	uint64_t *g_last;  /* per stream: gops after its last op */
 	uint64_t *sync_budget; /* per stream: SYNC ops it may still hold */
+	uint64_t *handoff_budget; /* per stream: exact hand-off SYNCs it may still hold */
 	uint32_t nthr;
+	/* The schedule (workload.h). */
+	ar_wl_schedule_t schedule;
+	uint64_t eps_ns;       /* clock granularity: closer times are not ordered */
+	uint32_t run_thread;   /* stream of the current run, NONE32 before the first event */
+	uint64_t run_len;      /* its events so far */
+	uint64_t *last_ns;     /* per stream: time of its last event + 1, 0 before its first */
+	uint64_t *spacing_ns;  /* per stream: running mean of the time between two of its
+				* events adjacent in sequence order; 0 before the first */
 	ar_error_t *err;
 	const char *path;
 } comp_t;
@@ -298,14 +312,16 @@ static int kind_of(unsigned op)
  * AR_WL_SYNC_WINDOW ops since its last one, the recorded thread was held
  * back by something the trace cannot show (workload.h): make it wait until
  * each stream that moved meanwhile is within the window of where the trace
- * had it. */
-static void sync_before(comp_t *c, uint32_t t)
+ * had it — except the stream `handed` that t already waits for exactly (a
+ * hand-off), or NONE32. */
+static void sync_before(comp_t *c, uint32_t t, uint32_t handed)
 {
 	if (c->gops - c->g_last[t] < AR_WL_SYNC_WINDOW || c->g_last[t] == 0)
 		return;
 	for (uint32_t u = 0; u < c->nthr; u++) {
 		uint64_t done = c->thr[u].nops;
-		if (u == t || c->g_last[u] <= c->g_last[t] || done <= AR_WL_SYNC_WINDOW)
+		if (u == t || u == handed || c->g_last[u] <= c->g_last[t] ||
+		    done <= AR_WL_SYNC_WINDOW)
 			continue;
 		if (c->sync_budget[t] == 0) {
 			c->hdr->sync_dropped++;
@@ -316,6 +332,78 @@ static void sync_before(comp_t *c, uint32_t t)
 			c->hdr->sync_ops++;
 		}
 	}
+}
+
+/* The resuming stream t was idle while the run ran: the run has at least
+ * AR_WL_HANDOFF_IDLE_RUN events and t's pause (from its previous event to
+ * e) exceeds AR_WL_HANDOFF_IDLE_FACTOR times its usual spacing and the
+ * clock's granularity. */
+static int resumer_was_idle(const comp_t *c, uint32_t t, const ar_event_t *e)
+{
+	uint64_t prev = c->last_ns[t], sp = c->spacing_ns[t];
+	if (c->run_len < AR_WL_HANDOFF_IDLE_RUN || !prev || !sp || e->time_ns < prev - 1)
+		return 0;
+	uint64_t pause = e->time_ns - (prev - 1);
+	return pause > c->eps_ns && pause / AR_WL_HANDOFF_IDLE_FACTOR > sp;
+}
+
+/* Emit the SYNC of a hand-off from stream a (its run just ended) to stream
+ * t: wait until a has done every op it has now. It comes from t's hand-off
+ * budget, else from its SYNC budget. Returns 0, or -1 when neither budget
+ * nor the stream has room for it. */
+static int emit_handoff(comp_t *c, uint32_t t, uint32_t a)
+{
+	uint64_t *budget = c->handoff_budget[t] ? &c->handoff_budget[t] : &c->sync_budget[t];
+	if (*budget == 0 || emit(c, t, AR_WL_SYNC, 0, a, c->thr[a].nops, 0) < 0)
+		return -1;
+	(*budget)--;
+	c->hdr->sync_ops++;
+	return 0;
+}
+
+/* Event e of stream t arrives. On a switch of thread in sequence order,
+ * decide what it is (workload.h, the schedule) and, for a hand-off, make t
+ * wait until the stream that ran has done every op it had. Returns the
+ * stream t must no longer wait for loosely (the hand-off's), or NONE32. */
+static uint32_t schedule_event(comp_t *c, uint32_t t, const ar_event_t *e)
+{
+	uint32_t handed = NONE32;
+	if (c->run_thread != t) {
+		uint32_t a = c->run_thread;
+		if (a == NONE32) {
+			/* the first event: no switch */
+		} else if (c->schedule == AR_WL_SCHEDULE_FREE ||
+			   (c->run_len < AR_WL_HANDOFF_MIN_RUN && !resumer_was_idle(c, t, e))) {
+			c->hdr->switches_interleaved++;
+		} else if (c->thr[a].nops == 0) {
+			/* its events were all skipped: nothing to wait for */
+			c->hdr->handoffs++;
+		} else if (emit_handoff(c, t, a) != 0) {
+			/* (a full stream fails the event's own emit() right after) */
+			c->hdr->handoffs_dropped++;
+		} else {
+			c->hdr->handoffs++;
+			handed = a;
+		}
+		if (a != NONE32) {
+			c->hdr->switches++;
+			/* A time is read after the seq is taken (SPEC 4), so it may be
+			 * late (the thread was preempted in between), never early: the
+			 * next event's time bounds the run's last one too. */
+			if (e->time_ns < c->last_ns[a] - 1)
+				c->last_ns[a] = e->time_ns + 1;
+		}
+		c->run_thread = t;
+		c->run_len = 0;
+	} else if (c->last_ns[t] && e->time_ns >= c->last_ns[t] - 1) {
+		/* t's usual spacing: a running mean (1/8 weight), in ns; the +1
+		 * keeps it above 0, which means "not known yet" */
+		uint64_t g = e->time_ns - (c->last_ns[t] - 1), sp = c->spacing_ns[t];
+		c->spacing_ns[t] = sp ? sp - sp / 8 + g / 8 + 1 : g + 1;
+	}
+	c->run_len++;
+	c->last_ns[t] = e->time_ns + 1;
+	return handed;
 }
 
 static int process(comp_t *c, uint32_t t, const ar_event_t *e)
@@ -409,13 +497,23 @@ static uint64_t align_up(uint64_t v)
 	return (v + AR_WL_ALIGN - 1) / AR_WL_ALIGN * AR_WL_ALIGN;
 }
 
-/* Lay out the output file for reader r, create and map it. */
 /* SYNC ops one stream may hold (workload.h): a few per window of the trace. */
 static uint64_t sync_budget(uint64_t events, uint32_t nthreads)
 {
 	return nthreads > 1 ? (events / AR_WL_SYNC_WINDOW + 1) * AR_WL_SYNC_PER_WINDOW : 0;
 }
 
+/* Exact hand-off SYNCs a stream with `mine` of the trace's `events` may
+ * hold (workload.h): one per run it resumes, so at most its own events,
+ * and each ends a run of at least AR_WL_HANDOFF_IDLE_RUN events of the
+ * others. In all, at most one per AR_WL_HANDOFF_IDLE_RUN events are used. */
+static uint64_t handoff_budget(uint64_t events, uint64_t mine, uint32_t nthreads)
+{
+	uint64_t others = (events > mine ? events - mine : 0) / AR_WL_HANDOFF_IDLE_RUN;
+	return nthreads > 1 ? (mine < others ? mine : others) : 0;
+}
+
+/* Lay out the output file for reader r, create and map it. */
 static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **map, size_t *bytes)
 {
 	/* One stream per thread with events: threads the metadata declares
@@ -442,7 +540,8 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	uint64_t off = align_up(sizeof(ar_wl_header_t) + (uint64_t)n * sizeof(ar_wl_thread_t));
 	uint64_t *caps = calloc(n, sizeof *caps);
 	uint64_t *offs = calloc(n, sizeof *offs);
-	if (!caps || !offs) {
+	c->handoff_budget = calloc(n, sizeof *c->handoff_budget);
+	if (!caps || !offs || !c->handoff_budget) {
 		free(caps);
 		free(offs);
 		free(tis);
@@ -450,7 +549,9 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const ar_thread_info_t *ti = tis[i];
-		caps[i] = (ti ? ti->events : 0) + marks + 1 + sync_budget(events, n);
+		uint64_t mine = ti ? ti->events : 0;
+		c->handoff_budget[i] = handoff_budget(events, mine, n);
+		caps[i] = mine + marks + 1 + sync_budget(events, n) + c->handoff_budget[i];
 		offs[i] = off;
 		off += align_up(caps[i] * sizeof(ar_wl_op_t));
 	}
@@ -484,6 +585,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	c->hdr->version = AR_WL_VERSION;
 	c->hdr->nthreads = n;
 	c->hdr->file_bytes = off;
+	c->hdr->schedule = (uint32_t)c->schedule;
 	c->thr = (ar_wl_thread_t *)(c->hdr + 1);
 	c->ops = calloc(n, sizeof *c->ops);
 	c->tfree = malloc(n * sizeof *c->tfree);
@@ -525,8 +627,10 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	free(tis);
 	c->nthr = n;
 	c->g_last = calloc(n, sizeof *c->g_last);
+	c->last_ns = calloc(n, sizeof *c->last_ns);
+	c->spacing_ns = calloc(n, sizeof *c->spacing_ns);
 	c->sync_budget = malloc(n * sizeof *c->sync_budget);
-	if (!c->g_last || !c->sync_budget)
+	if (!c->g_last || !c->last_ns || !c->spacing_ns || !c->sync_budget)
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		c->sync_budget[i] = sync_budget(events, n);
@@ -535,21 +639,55 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	return rc;
 }
 
+/* Clock granularity of the trace (workload.h, the schedule): a few time
+ * units, or the recorded clock resolution if coarser; saturating, since a
+ * hostile header may claim any unit. */
+static uint64_t clock_eps(const ar_header_t *h)
+{
+	uint64_t eps;
+	if (__builtin_mul_overflow(h->time_unit_ns, (uint64_t)AR_WL_HANDOFF_EPS_UNITS, &eps))
+		eps = UINT64_MAX / 2;
+	if (h->clock_resolution_ns > eps)
+		eps = h->clock_resolution_ns;
+	return eps > UINT64_MAX / 2 ? UINT64_MAX / 2 : eps;
+}
+
 int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha256, ar_error_t *err)
 {
-	return ar_wl_compile_progress(trace_path, out_path, sha256, NULL, NULL, err);
+	return ar_wl_compile_opts(trace_path, out_path, sha256, NULL, err);
 }
 
 int ar_wl_compile_progress(const char *trace_path, const char *out_path, const char *sha256,
 			   ar_wl_progress_fn *progress, void *ctx, ar_error_t *err)
 {
+	ar_wl_compile_opts_t o = { .progress = progress, .progress_ctx = ctx };
+	return ar_wl_compile_opts(trace_path, out_path, sha256, &o, err);
+}
+
+int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char *sha256,
+		       const ar_wl_compile_opts_t *opts, ar_error_t *err)
+{
+	static const ar_wl_compile_opts_t defaults = { .schedule = AR_WL_SCHEDULE_RECORDED };
+	if (!opts)
+		opts = &defaults;
+	ar_wl_progress_fn *progress = opts->progress;
+	void *ctx = opts->progress_ctx;
 	uint64_t t0 = now_ns();
 	memset(err, 0, sizeof *err);
 	ar_reader_t *r = NULL;
 	int rc = ar_reader_open(&r, trace_path, err);
 	if (rc)
 		return rc;
-	comp_t c = { .err = err, .path = trace_path, .gfree = { NONE32, NONE32 } };
+	if (opts->schedule != AR_WL_SCHEDULE_RECORDED && opts->schedule != AR_WL_SCHEDULE_FREE) {
+		ar_reader_close(r);
+		err->code = AR_EINVAL;
+		snprintf(err->msg, sizeof err->msg, "%s: unknown schedule %d (recorded or free)",
+			 trace_path, (int)opts->schedule);
+		return AR_EINVAL;
+	}
+	comp_t c = { .err = err, .path = trace_path, .gfree = { NONE32, NONE32 },
+		     .schedule = opts->schedule, .run_thread = NONE32,
+		     .eps_ns = clock_eps(ar_reader_header(r)) };
 	ar_wl_decoder_t dec = { 0 };
 	void *map = NULL;
 	size_t bytes = 0;
@@ -577,7 +715,7 @@ int ar_wl_compile_progress(const char *trace_path, const char *out_path, const c
 			rc = errf(&c, AR_ENOMEM, "out of memory for the address table");
 			goto out;
 		}
-		sync_before(&c, t);
+		sync_before(&c, t, schedule_event(&c, t, &e));
 		if ((rc = process(&c, t, &e)) != 0)
 			goto out;
 		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
@@ -623,7 +761,10 @@ out:
 	free(c.tsorted);
 	free(c.tfree);
 	free(c.g_last);
+	free(c.last_ns);
+	free(c.spacing_ns);
 	free(c.sync_budget);
+	free(c.handoff_budget);
 	ar_reader_close(r);
 	return rc;
 }

@@ -25,6 +25,12 @@ enum { AR_TOUCH_NONE, AR_TOUCH_FIRST, AR_TOUCH_PAGES, AR_TOUCH_ALL };
  * shared cache line costs nothing per op, often enough for a redraw every
  * 200 ms even under valgrind. */
 #define AR_WK_PROGRESS_EVERY 4096u
+/* --timing: which heap calls are timed (worker_clock.h, "Sampling"). */
+enum { AR_TIMING_NONE, AR_TIMING_EVERY, AR_TIMING_SAMPLE };
+/* A short trace is timed more often than 1 in N: at least this many
+ * timed calls, so p99.9 rests on at least 10 calls above it (worker_main.c,
+ * effective_period). */
+#define AR_TIMING_MIN_SAMPLES 10000u
 /* --counters: where cache figures come from (docs/RESULTS.md, "Counters"). */
 enum { AR_CTR_NONE, AR_CTR_PERF, AR_CTR_SIM };
 
@@ -50,6 +56,8 @@ typedef struct ar_wthread {
 	uint64_t sync_waits; /* SYNC ops that found the other stream behind */
 	_Atomic uint64_t progress; /* ops done; UINT64_MAX once the stream ended */
 	uint64_t timed_ticks;
+	uint64_t timed_calls; /* calls that went into the histograms */
+	ar_sampler_t sampler; /* AR_TIMING_SAMPLE: which call is timed next */
 	uint64_t sampling_ns; /* spent reading RSS at sample markers */
 	uint64_t checksum;
 	uint64_t apass_at; /* run the access pass before this op; UINT64_MAX: never */
@@ -67,7 +75,8 @@ typedef struct ar_worker {
 	int statm_fd;
 	uint64_t page;
 	int touch;
-	int timing; /* 1: time each call (default); 0: --timing none */
+	int timing;            /* AR_TIMING_*: every call (default), none, 1 in N */
+	uint64_t timing_every; /* the period used: 1 every call, 0 none, else N */
 	int counters; /* AR_CTR_*: perf opens hardware counters; sim runs under
 		       * callgrind, which this process only tells where the
 		       * replay window is (client requests) */

@@ -26,6 +26,23 @@ static int pick_timer(void)
 	return AR_TIMER_RDTSCP;
 }
 
+/* The smallest increment the counter shows: the least difference between
+ * a read and the first later read that differs from it, over a few
+ * hundred tries (1 for a counter that moves every tick; a VM's TSC or a
+ * coarse clock_gettime moves in larger steps). */
+static uint64_t counter_step(void)
+{
+	uint64_t step = UINT64_MAX;
+	for (int i = 0; i < 500; i++) {
+		uint64_t a = ar_clock_start(), b;
+		while ((b = ar_clock_start()) == a)
+			;
+		if (b > a && b - a < step)
+			step = b - a;
+	}
+	return step == UINT64_MAX || step == 0 ? 1 : step;
+}
+
 void ar_clock_init(ar_clock_t *c, unsigned calib_ms)
 {
 	ar_clock_use_tsc = pick_timer();
@@ -54,6 +71,9 @@ void ar_clock_init(ar_clock_t *c, unsigned calib_ms)
 	}
 	c->overhead_ticks = h.min;
 	c->overhead_median_ticks = (uint64_t)ar_hist_quantile(&h, 0.5);
+	c->step_ticks = counter_step();
+	uint64_t spread = c->overhead_median_ticks - c->overhead_ticks;
+	c->resolution_ticks = spread > c->step_ticks ? spread : c->step_ticks;
 }
 
 const char *ar_clock_name(const ar_clock_t *c)

@@ -6,7 +6,7 @@
  *
  *   allocreplay-worker --workload FILE --allocator NAME --library PATH
  *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
- *                      [--timing calls|none] [--counters perf|sim|none]
+ *                      [--timing calls|none|sample:N] [--counters perf|sim|none]
  *                      [--access-pass on|off] [--progress-fd N]
  *
  * --counters perf (default) opens the hardware counters around the replay
@@ -20,10 +20,17 @@
  * (memfd) allocreplay shares to read the ops done for its progress line
  * (worker.h, ops_done); without it the worker counts into a page of its own.
  *
- * --timing none replays without timing the calls (no clock reads, no
- * latency histograms, no timed_ns in the report): wall time and ops/s of
- * the bare harness, for measuring its own cost (bench/replay/). allocreplay
- * always times (the default, calls).
+ * --timing calls (or every; the default) times every heap call. none
+ * replays without timing the calls (no clock reads, no latency histograms,
+ * no timed_ns in the report): wall time and ops/s of the bare harness.
+ * sample:N times 1 call in N on average (worker_clock.h, "Sampling"): the
+ * histograms hold the timed calls, wall time and ops/s are nearly those of
+ * an untimed replay, and timed_ns is the timed calls' sum scaled to all
+ * calls (calls / timed calls). N is the longest period: a trace too short
+ * for AR_TIMING_MIN_SAMPLES timed calls at 1 in N is timed more often
+ * (effective_period). The report says the period used (S timing_every: 0
+ * none, 1 every call) and, when timed, the timer's resolution (S
+ * timer_resolution_ticks). allocreplay samples by default (plan.c).
  *
  * Phases, and what each may do:
  *   1. start-up (may allocate: dlsym, dladdr, realpath, stdio for errors):
@@ -69,8 +76,9 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: allocreplay-worker --workload FILE --allocator NAME --library PATH\n"
 			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
-			"         [--timing calls|none] [--counters perf|sim|none] [--access-pass on|off]\n"
-			"         [--progress-fd N]\n"
+			"         [--timing calls|none|sample:N] [--counters perf|sim|none]\n"
+			"         [--access-pass on|off] [--progress-fd N]\n"
+			"(--timing every = calls: time every heap call; sample:N: 1 in N, N >= 1)\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
 }
@@ -199,6 +207,7 @@ static uint64_t tv_ns(struct timeval tv)
  * ar_wk, the rest is kept here for start-up. */
 typedef struct options {
 	const char *workload, *allocator, *library;
+	uint64_t sample_every; /* --timing sample:N: N; else 0 */
 	const char *apass; /* "on" or "off" */
 	int fd, progress_fd;
 	uint64_t dep_timeout_ms;
@@ -221,6 +230,20 @@ typedef struct totals {
 	uint64_t checksum;
 	const char *thread_error; /* the first thread's error, or NULL */
 } totals_t;
+
+/* "sample:N" with 1 <= N <= 2^32 into *n. 0, or -1. */
+static int parse_sample(const char *s, uint64_t *n)
+{
+	if (strncmp(s, "sample:", 7) != 0 || s[7] < '0' || s[7] > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s + 7, &end, 10);
+	if (*end || errno || v < 1 || v > (1ull << 32))
+		return -1;
+	*n = v;
+	return 0;
+}
 
 /* Parse argv into o and the replay modes into ar_wk; usage() (exit 64) on
  * anything unknown, before a byte is reported. */
@@ -264,9 +287,14 @@ static void parse_options(int argc, char **argv, options_t *o)
 			ar_wk.touch = i;
 	if (ar_wk.touch < 0)
 		usage();
-	if (strcmp(timing, "calls") != 0 && strcmp(timing, "none") != 0)
+	if (!strcmp(timing, "calls") || !strcmp(timing, "every"))
+		ar_wk.timing = AR_TIMING_EVERY;
+	else if (!strcmp(timing, "none"))
+		ar_wk.timing = AR_TIMING_NONE;
+	else if (parse_sample(timing, &o->sample_every) == 0)
+		ar_wk.timing = AR_TIMING_SAMPLE;
+	else
 		usage();
-	ar_wk.timing = strcmp(timing, "calls") == 0;
 	if (!strcmp(counters, "perf"))
 		ar_wk.counters = AR_CTR_PERF;
 	else if (!strcmp(counters, "sim"))
@@ -276,7 +304,7 @@ static void parse_options(int argc, char **argv, options_t *o)
 	else
 		usage();
 	if (ar_wk.counters == AR_CTR_SIM)
-		ar_wk.timing = 0;
+		ar_wk.timing = AR_TIMING_NONE;
 	if (strcmp(o->apass, "on") != 0 && strcmp(o->apass, "off") != 0)
 		usage();
 }
@@ -333,6 +361,32 @@ static void open_workload(const options_t *o)
 			pause();
 }
 
+/* The period of --timing sample:N for this workload: N, or less when the
+ * trace has fewer than N * AR_TIMING_MIN_SAMPLES calls — so many that the
+ * sampled percentiles up to p99.9 rest on enough calls (worker.h) — down to
+ * 1, which is every call. */
+static uint64_t effective_period(uint64_t n)
+{
+	uint64_t most = ar_wk.wl.hdr->calls / AR_TIMING_MIN_SAMPLES;
+	if (most < 1)
+		most = 1;
+	return n < most ? n : most;
+}
+
+/* The timing mode's period (ar_wk.timing_every) and every replay thread's
+ * sampler, seeded by its index (worker_clock.h). */
+static void set_timing(uint64_t sample_every)
+{
+	ar_wk.timing_every = ar_wk.timing == AR_TIMING_NONE ? 0 : 1;
+	if (ar_wk.timing == AR_TIMING_SAMPLE) {
+		ar_wk.timing_every = effective_period(sample_every);
+		if (ar_wk.timing_every == 1)
+			ar_wk.timing = AR_TIMING_EVERY;
+	}
+	for (uint32_t i = 0; i < ar_wk.wl.hdr->nthreads; i++)
+		ar_sampler_init(&ar_wk.th[i].sampler, i, ar_wk.timing_every);
+}
+
 /* Phase 1: everything the replay needs besides its threads — the statm fd,
  * the calibrated clock, the harness memory, the progress page, the
  * allocator's statistics and the hardware counters. */
@@ -349,6 +403,7 @@ static void set_up_harness(const options_t *o)
 	if (!strcmp(o->apass, "on") && ar_wk.wl.hdr->nthreads == 1)
 		ar_wk.slot_size = &wanted;
 	setup_memory();
+	set_timing(o->sample_every);
 	map_progress(o->progress_fd);
 	ar_probe_stats_init(o->allocator);
 	if (ar_wk.counters == AR_CTR_PERF)
@@ -470,6 +525,7 @@ static void sum_threads(totals_t *t)
 		t->sum.dep_blocked += w->dep_blocked;
 		t->sum.sync_waits += w->sync_waits;
 		t->sum.timed_ticks += w->timed_ticks;
+		t->sum.timed_calls += w->timed_calls;
 		t->sum.sampling_ns += w->sampling_ns;
 		t->checksum = t->checksum * 31 + w->checksum;
 		if (w->error && !t->thread_error)
@@ -549,9 +605,15 @@ static void report_scalars(const measures_t *m, const totals_t *t)
 	ar_wproto_kv(&proto, 'S', "wall_ns", m->wall_ns);
 	ar_wproto_kv(&proto, 'S', "cpu_user_ns", tv_ns(ru1->ru_utime) - tv_ns(ru0->ru_utime));
 	ar_wproto_kv(&proto, 'S', "cpu_sys_ns", tv_ns(ru1->ru_stime) - tv_ns(ru0->ru_stime));
-	if (ar_wk.timing) /* not measured: absent, so NULL in the database */
+	ar_wproto_kv(&proto, 'S', "timing_every", ar_wk.timing_every);
+	if (ar_wk.timing != AR_TIMING_NONE) { /* not measured: absent, so NULL in the database */
+		/* sampled: the timed calls' sum stands for all calls */
+		double scale = sum->timed_calls ? (double)sum->calls / (double)sum->timed_calls : 1.0;
 		ar_wproto_kv(&proto, 'S', "timed_ns",
-			     (uint64_t)((double)sum->timed_ticks / ar_wk.clock.ticks_per_ns));
+			     (uint64_t)((double)sum->timed_ticks * scale / ar_wk.clock.ticks_per_ns));
+		ar_wproto_kv(&proto, 'S', "timed_calls", sum->timed_calls);
+		ar_wproto_kv(&proto, 'S', "timer_resolution_ticks", ar_wk.clock.resolution_ticks);
+	}
 	ar_wproto_kv(&proto, 'S', "sampling_ns", sum->sampling_ns);
 	ar_wproto_kv(&proto, 'S', "timer_tsc", (uint64_t)ar_wk.clock.tsc);
 	ar_wproto_kv(&proto, 'S', "ticks_per_ms", (uint64_t)(ar_wk.clock.ticks_per_ns * 1e6 + 0.5));

@@ -18,7 +18,9 @@
  * test for it is the access pass's, so it adds nothing per op. With
  * --timing none (worker_main.c) the same loop runs
  * without clock reads or histograms: what the harness alone costs per op
- * (bench/replay/).
+ * (bench/replay/). With --timing sample:N only the call at the end of each
+ * gap of the thread's sampler (worker_clock.h) is timed and recorded; the
+ * others cost one decrement and a predictable branch more than untimed.
  *
  * Waiting: a short pause-spin, then futex sleeps of at most 50 ms, until
  * the token matches; past the dependency timeout the thread stops with an
@@ -89,14 +91,18 @@ static int wait_token(ar_wthread_t *t, _Atomic uint32_t *tok, uint16_t want)
 	}
 }
 
-/* SYNC (workload.h): block until stream u has done `need` ops. Waits are
- * long when they happen (the recorded thread sat out thousands of other
- * ops), so after a short spin the waiter sleeps with a growing pause rather
- * than taking the CPU from the stream it waits for. 0, or -1 after the
- * timeout. */
+/* SYNC (workload.h): block until stream u has done `need` ops. After a
+ * short spin the waiter sleeps in pauses growing to at most 100 us: a
+ * hand-off (the recorded schedule) waits for a whole burst of the other
+ * stream, and a longer pause would add its oversleep to the replay's wall
+ * time, while a spin would take the CPU from the stream it waits for. The
+ * timeout counts from u's last progress, not from the start of the wait: a
+ * thread may rightly wait for all of a long single-threaded phase. 0, or
+ * -1 after the timeout. */
 static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
 {
-	if (atomic_load_explicit(&u->progress, memory_order_acquire) >= need)
+	uint64_t seen = atomic_load_explicit(&u->progress, memory_order_acquire);
+	if (seen >= need)
 		return 0;
 	t->sync_waits++;
 	for (int i = 0; i < 2000; i++) {
@@ -105,16 +111,23 @@ static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
 			return 0;
 	}
 	uint64_t deadline = ar_clock_mono_ns() + ar_wk.dep_timeout_ns;
-	long pause_ns = 20000;
-	while (atomic_load_explicit(&u->progress, memory_order_acquire) < need) {
+	long pause_ns = 10000;
+	for (;;) {
+		uint64_t now_done = atomic_load_explicit(&u->progress, memory_order_acquire);
+		if (now_done >= need)
+			return 0;
+		uint64_t now = ar_clock_mono_ns();
+		if (now_done != seen) {
+			seen = now_done;
+			deadline = now + ar_wk.dep_timeout_ns;
+		} else if (now > deadline) {
+			return -1;
+		}
 		struct timespec ts = { 0, pause_ns };
 		nanosleep(&ts, NULL);
-		if (pause_ns < 1000000)
+		if (pause_ns < 100000)
 			pause_ns *= 2;
-		if (ar_clock_mono_ns() > deadline)
-			return -1;
 	}
-	return 0;
 }
 
 /* Advance the slot's token by one and wake a sleeping consumer. Only the
@@ -220,23 +233,29 @@ static void fail(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op, const char *
 	t->error = 1;
 }
 
-/* The heap call alone between the two clock reads (when timed). */
-#define TIMED(call)                              \
-	do {                                     \
-		if (timed)                       \
-			a = ar_clock_start();    \
-		call;                            \
-		if (timed)                       \
-			b = ar_clock_stop();     \
+/* The heap call alone between the two clock reads, when this call is
+ * timed: every call, none, or the one the sampler's countdown reaches. */
+#define TIMED(call)                                                               \
+	do {                                                                      \
+		timed = mode == AR_TIMING_EVERY ||                               \
+			(mode == AR_TIMING_SAMPLE && __builtin_expect(--cd == 0, 0)); \
+		if (timed)                                                        \
+			a = ar_clock_start();                                     \
+		call;                                                             \
+		if (timed)                                                        \
+			b = ar_clock_stop();                                      \
 	} while (0)
 
-/* One stream, with or without per-call timing: `timed` is a constant at each
- * of the two call sites below, so the compiler emits a loop without any
- * clock read or histogram update for --timing none. */
-static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int timed)
+/* One stream in timing mode `mode` (AR_TIMING_*), a constant at each of the
+ * three call sites below, so the compiler emits a loop without any clock
+ * read, countdown or histogram update for --timing none, and without the
+ * countdown for every-call timing. */
+static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int mode)
 {
 	void **slots = ar_wk.slot_ptr;
 	const uint64_t over = ar_wk.clock.overhead_ticks;
+	const uint64_t period = ar_wk.timing_every;
+	uint64_t cd = t->sampler.left; /* calls until the next timed one */
 	uint64_t sum = 0x9E3779B97F4A7C15ull;
 	/* The rare events of a stream share one compare per op (the harness
 	 * cost stays what it was before progress was counted): the access
@@ -286,6 +305,7 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
 		void *p = NULL;
 		uint64_t a = 0, b = 0;
+		int timed = 0;
 		/* A free or realloc of a block this replay does not have: its
 		 * allocation returned NULL here although the trace's succeeded
 		 * (or realloc(p, 0) already freed it). Calling free(NULL) or
@@ -344,6 +364,9 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			uint64_t dt = b - a > over ? b - a - over : 0;
 			ar_hist_add(t->hist[op->kind], dt);
 			t->timed_ticks += dt;
+			t->timed_calls++;
+			if (mode == AR_TIMING_SAMPLE)
+				cd = ar_sampler_gap(&t->sampler, period);
 		}
 		t->calls++;
 		if (op->kind == AR_WL_FREE) {
@@ -403,14 +426,17 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	/* The rest of the stream (up to the failed op, if one failed). */
 	atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
 	t->checksum = sum;
+	t->sampler.left = cd;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
 }
 
 void ar_replay_stream(ar_wthread_t *t)
 {
-	if (ar_wk.timing)
-		replay(t, 1);
+	if (ar_wk.timing == AR_TIMING_SAMPLE)
+		replay(t, AR_TIMING_SAMPLE);
+	else if (ar_wk.timing == AR_TIMING_EVERY)
+		replay(t, AR_TIMING_EVERY);
 	else
-		replay(t, 0);
+		replay(t, AR_TIMING_NONE);
 }

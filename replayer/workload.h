@@ -24,9 +24,54 @@
  *     a queue, a join — synchronisation a heap trace cannot see), a SYNC op
  *     makes it wait for them, so the live set, and with it peak RSS, follows
  *     the recorded program instead of a thread's solo run;
+ *   - threads run concurrently in replay only where they allocated
+ *     concurrently in the recording (the schedule, below);
  *   - the number of slots is bounded by peak live blocks plus the blocks
  *     freed within the last AR_WL_REUSE_DISTANCE events (slot reuse across
  *     threads waits for the release), so the worker's table stays small.
+ *
+ * The schedule (AR_WL_SCHEDULE_RECORDED, the default; the measurements are
+ * in the comment of AR_WL_HANDOFF_MIN_RUN). In global sequence order the
+ * events form runs: maximal stretches of consecutive events of one thread.
+ * Where the order switches from thread A's run R to thread B, the switch is
+ * a hand-off when
+ *   (1) R has at least AR_WL_HANDOFF_MIN_RUN events: no other thread made a
+ *       heap call during all of them, which threads that call the allocator
+ *       at the same time do not do (their runs are a few events long); or
+ *   (2) R has at least AR_WL_HANDOFF_IDLE_RUN events and the recorded times
+ *       show B idle while R ran: B's pause (from its previous event to the
+ *       resuming one) exceeds AR_WL_HANDOFF_IDLE_FACTOR times B's usual
+ *       spacing (a running mean of the time between two of its events
+ *       adjacent in sequence order) and exceeds eps, the clock's granularity
+ *       (AR_WL_HANDOFF_EPS_UNITS time units, or the recorded clock
+ *       resolution if coarser). B stopped calling the allocator while R ran
+ *       — it waited for a lock, or did other work — rather than R slipping
+ *       in between two of its calls as it does between threads that
+ *       allocate at the same time.
+ * Times give durations only; the order of events is the sequence order.
+ * The recorder reads the clock after taking the seq (SPEC 4, 5.3), so a
+ * time may be late (the thread was preempted in between) but never early:
+ * an inversion of times across a switch is such a late reading, not
+ * evidence of overlap, and a thread's last time before a switch is bounded
+ * by the next event's. A trace without times (all equal) decides by (1)
+ * alone.
+ * A hand-off makes B wait (SYNC) until A's stream has done every op it had
+ * before the switch, so B's run never executes beside R in replay, as in
+ * the recording. Where both directions are hand-offs (a lock such as
+ * Python's GIL passed between threads, threads time-sliced on a busy CPU)
+ * the threads replay one at a time; where only B was idle (it allocates
+ * rarely) B keeps its recorded place in A's stream and A runs on. Any other
+ * switch keeps the loose window above, so finely interleaved threads keep
+ * running concurrently. The exact SYNC replaces the window SYNC on A and
+ * has a budget of its own: a stream may hold one per run it resumes, at
+ * most min(its events, the other threads' events / AR_WL_HANDOFF_IDLE_RUN),
+ * so in all the file grows by at most one op per AR_WL_HANDOFF_IDLE_RUN
+ * events (each hand-off ends a run that long); past it the SYNC budget
+ * above is used. With both spent the switch keeps the window, counted as
+ * a dropped hand-off. The header counts the switches, the
+ * hand-offs kept and dropped, and the switches left concurrent.
+ * With AR_WL_SCHEDULE_FREE no hand-off is made (the schedule of
+ * AR_WL_VERSION 4): threads contend as if nothing had serialised them.
  *
  * The file layout (all little-endian, native structs; the cache is per
  * machine and carries the version in its name):
@@ -45,8 +90,9 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 4 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
-			   * for threads with events, live bytes saturate at 2^64-1 */
+#define AR_WL_VERSION 5 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+			   * for threads with events, live bytes saturate at 2^64-1; 5: the
+			   * recorded schedule (hand-off SYNCs) and its counters */
 /* Replay threads at most: one per traced thread with events, all alive at
  * once in the worker (1 MiB stack each). A trace with more is refused when
  * compiled (AR_ELIMIT), not started and killed by the thread limit. */
@@ -69,6 +115,27 @@
  * past it, fidelity degrades to slot dependencies only, counted). */
 #define AR_WL_SYNC_WINDOW 1024
 #define AR_WL_SYNC_PER_WINDOW 8
+/* A run of at least this many events of one thread, with no other thread's
+ * event in between, ends in a hand-off whatever the times say (the
+ * schedule, above). Threads allocating at the same time almost never
+ * produce such a run; a lock holder does: a 4-thread Python program under
+ * the GIL made runs of ~15000 events (docs/RESULTS.md, "Schedule"). */
+#define AR_WL_HANDOFF_MIN_RUN 128
+/* A run of at least this many events ends in a hand-off also when the
+ * resuming thread paused more than this factor times its usual spacing:
+ * under exponential gaps, a thread that kept calling pauses that long with
+ * probability e^-8 (0.03 %). */
+#define AR_WL_HANDOFF_IDLE_RUN 4
+#define AR_WL_HANDOFF_IDLE_FACTOR 8
+/* Clock granularity for comparing times of two threads, in the trace's time
+ * units (SPEC 5.3): two readings this close are not ordered. */
+#define AR_WL_HANDOFF_EPS_UNITS 4
+
+/* Which schedule the compiler emits (the schedule, above). */
+typedef enum ar_wl_schedule {
+	AR_WL_SCHEDULE_RECORDED = 0, /* hand-offs where the recording shows them (default) */
+	AR_WL_SCHEDULE_FREE = 1,     /* the loose window only */
+} ar_wl_schedule_t;
 
 /* Op kinds: one per heap function, so each gets its own latency histogram. */
 typedef enum ar_wl_kind {
@@ -154,8 +221,15 @@ typedef struct ar_wl_header {
 	 * peak_op (== nops when the peak op is the stream's last). The worker's
 	 * --access-pass walks the live blocks there. */
 	uint32_t peak_thread;
-	uint32_t reserved2;
+	uint32_t schedule;               /* ar_wl_schedule_t it was compiled with */
 	uint64_t peak_op;
+	/* The schedule (above): how often the merged order changed thread, and
+	 * what each switch became. switches = handoffs + handoffs_dropped +
+	 * switches_interleaved. */
+	uint64_t switches;
+	uint64_t handoffs;               /* exact SYNC emitted */
+	uint64_t handoffs_dropped;       /* a hand-off, but the stream's SYNC budget was spent */
+	uint64_t switches_interleaved;   /* neither a long run nor an idle resumer: concurrent */
 } ar_wl_header_t;
 
 /* Static name of a kind ("malloc", ..., "sample"). */
@@ -209,5 +283,20 @@ typedef void ar_wl_progress_fn(void *ctx, uint64_t done, uint64_t total);
  */
 int ar_wl_compile_progress(const char *trace_path, const char *out_path, const char *sha256,
 			   ar_wl_progress_fn *progress, void *ctx, ar_error_t *err);
+
+/* Everything a compile may be told; zero-initialised means the defaults. */
+typedef struct ar_wl_compile_opts {
+	ar_wl_schedule_t schedule;
+	ar_wl_progress_fn *progress; /* may be NULL */
+	void *progress_ctx;
+} ar_wl_compile_opts_t;
+
+/*
+ * ar_wl_compile with options (opts may be NULL: the defaults). The schedule
+ * changes the output, so a cache of workloads compiled with a non-default
+ * schedule must key on it (header.schedule says which one a file has).
+ */
+int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char *sha256,
+		       const ar_wl_compile_opts_t *opts, ar_error_t *err);
 
 #endif

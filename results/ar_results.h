@@ -11,6 +11,8 @@
  *   db.c       open read-write (migrating the schema of results/sql/ forward)
  *              or read-only; the schema version; the merge SQL
  *   merge.c    folding one database into another (results/sql/merge.sql)
+ *   predict.c  the program time and peak RSS each allocator would give the
+ *              recorded program, and how far replay is from the recording
  *   compare.c  medians/min/max over repetitions, spread, the significance
  *              rule, one allocator's runs, ratios to the baseline
  *   load.c     the comparison read from a results database (read-only)
@@ -21,9 +23,15 @@
  * in a table and null in JSON — never 0; every aggregate is over runs with
  * status "ok" only; the median of an even count is the mean of the middle
  * two (as the SQL view computes it); ratios are ratios of medians to the
- * baseline's medians (glibc), NAN when the baseline has none; a trace's
- * results from different hosts are never mixed (one ar_res_trace_t per
- * trace x host).
+ * baseline's medians, NAN when the baseline has none; a trace's results
+ * from different hosts are never mixed (one ar_res_trace_t per trace x host).
+ *
+ * The baseline of a trace is what the program ran on: the allocator the
+ * recorder saw serving its malloc (traces.recorded_allocator) when that
+ * allocator has ok runs on the trace, else glibc, else none; a caller may
+ * ask for another (ar_res_trace_t.baseline_wanted, allocreport --baseline),
+ * which is used where it has ok runs and otherwise falls back to that rule
+ * with a note saying so (ar_res_trace_t.baseline_note).
  */
 #ifndef AR_RESULTS_H
 #define AR_RESULTS_H
@@ -35,9 +43,15 @@
 #include <sqlite3.h>
 
 /* The version of the JSON document ar_res_print writes (docs/RESULTS.md). */
-#define AR_RES_FORMAT_VERSION 1
-/* The allocator every ratio is against. */
+#define AR_RES_FORMAT_VERSION 2
+/* The baseline when the trace does not say what the program ran on (or that
+ * allocator was not replayed): the system's allocator. */
 #define AR_RES_BASELINE "glibc"
+/* Below this relative difference two allocators are never called different
+ * (ar_res_significance; docs/RESULTS.md "Significance" says why 5 %). */
+#define AR_RES_EFFECT_FLOOR 0.05
+/* Bootstrap resamples of the ratio of medians, and its interval (95 %). */
+#define AR_RES_BOOTSTRAP 2000
 
 /* Median, min and max of the values seen; all NAN when n == 0. */
 typedef struct ar_res_stat {
@@ -48,7 +62,13 @@ typedef struct ar_res_stat {
 /* The figures of one run, in this order everywhere (NAN = not measured). */
 enum {
 	AR_RES_OPS, AR_RES_P50, AR_RES_P99, AR_RES_P999, AR_RES_MAX, AR_RES_HEAP, AR_RES_FINAL,
-	AR_RES_FRAG, AR_RES_MINF, AR_RES_MAJF, AR_RES_FAILED, AR_RES_NFIG
+	AR_RES_FRAG, AR_RES_MINF, AR_RES_MAJF, AR_RES_FAILED,
+	/* schema 5 (runs.*): the timer's resolution (latencies at or below it
+	 * print as "< N ns"), the prediction for the program under this
+	 * allocator, and for runs of the recorded allocator how far replay is
+	 * from the recorded program ((replay - recorded) / recorded) */
+	AR_RES_TIMER_RES, AR_RES_PRED_TIME, AR_RES_PRED_RSS, AR_RES_FID_TIME, AR_RES_FID_RSS,
+	AR_RES_NFIG
 };
 /* Their JSON / CSV / SQL names. */
 extern const char *const ar_res_fig_names[AR_RES_NFIG];
@@ -60,7 +80,11 @@ typedef struct ar_res_run {
 	int repetition;
 	char *status, *reason, *library_path;
 	double ops, wall_ns;
+	double cpu_ns; /* user + system CPU time of the worker (NAN: unknown) */
+	double peak_rss_bytes; /* the worker's peak anonymous RSS: allocator footprint + heap + its own */
 	double fig[AR_RES_NFIG];
+	char *prediction_reason; /* why fig[AR_RES_PRED_*] is NAN; NULL when set or unknown */
+	char *fidelity_reason;   /* why fig[AR_RES_FID_*] is NAN */
 } ar_res_run_t;
 
 typedef struct ar_res_fail {
@@ -81,7 +105,11 @@ typedef struct ar_res_alloc {
 	int runs_total, runs_ok;
 	ar_res_stat_t ops_per_sec, p50_ns, p99_ns, p999_ns, max_ns;
 	ar_res_stat_t heap_bytes, final_heap_bytes, frag, minor_faults, major_faults, failed_allocs;
-	double speed_vs_glibc, heap_vs_glibc; /* ratios of medians; NAN without glibc */
+	ar_res_stat_t timer_res_ns, pred_time_ns, pred_rss_bytes, fid_time_err, fid_rss_err;
+	/* ratios of medians to the trace's baseline; NAN without one */
+	double speed_vs_baseline, heap_vs_baseline;
+	double pred_time_vs_baseline, pred_rss_vs_baseline; /* predicted time / baseline's: > 1 slower */
+	const char *prediction_reason, *fidelity_reason; /* the first ok run's, or NULL */
 	int64_t *ok_runs;                    /* run ids, by repetition */
 	size_t n_ok_runs;
 	ar_res_fail_t *fails;
@@ -97,6 +125,20 @@ typedef struct ar_res_trace {
 	int64_t events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks;
 	int64_t cross_thread_deps;
 	char *scenario; /* program without its --threads argument; NULL when it has none */
+	/* What the recorded program ran on and measured (traces.recorded_*;
+	 * NULL / NAN when unknown or the database predates schema 5). */
+	char *recorded_allocator, *recorded_library, *recorded_version, *recorded_reason;
+	double recorded_duration_ns, recorded_start_rss_bytes, recorded_peak_rss_bytes, recorded_rss_samples;
+	double recorded_cpu_ns; /* user + system CPU time of the recorded process */
+	double recorded_recorder_bytes; /* the recorder's own memory, inside the recorded RSS */
+	/* Set before ar_res_finish to ask for a baseline (NULL: the rule above). */
+	char *baseline_wanted;
+	/* Set by ar_res_finish: the allocator every ratio is against (NULL: none
+	 * has ok runs), whether it is the recorded one, and a sentence when the
+	 * wanted or recorded allocator could not be the baseline. */
+	char *baseline;
+	int baseline_is_recorded;
+	char *baseline_note;
 	ar_res_alloc_t *allocs; /* in the order they were first added */
 	size_t nallocs;
 } ar_res_trace_t;
@@ -168,22 +210,49 @@ ar_res_stat_t ar_res_stat(double *v, size_t n);
 double ar_res_spread(const ar_res_stat_t *s);
 /* Do the [min, max] ranges of a and b overlap? */
 int ar_res_overlap(const ar_res_stat_t *a, const ar_res_stat_t *b);
-/* The significance rule of a pick: is best's lead over second (rel: the
- * ratio of their medians, >= 1 when best leads) more than noise? */
+/* Is a's difference from b meaningful? Over their repetitions (the values
+ * of one figure, NANs ignored): the ratio of medians, oriented so that >= 1
+ * means a is better (higher_better: a/b, else b/a), and its bootstrap
+ * interval (AR_RES_BOOTSTRAP resamples of each side, fixed seed, so the same
+ * values give the same answer; 2.5 and 97.5 percentiles). Meaningful when
+ * the interval lies wholly outside 1 +- AR_RES_EFFECT_FLOOR. */
 enum ar_res_sig {
-	AR_RES_SIG_YES,     /* significant */
-	AR_RES_SIG_SINGLE,  /* one of them has a single ok repetition: no spread */
-	AR_RES_SIG_TIE,     /* medians within 1 % */
-	AR_RES_SIG_OVERLAP, /* the min-max ranges overlap */
+	AR_RES_SIG_YES,    /* meaningful */
+	AR_RES_SIG_SINGLE, /* undecided: a side has fewer than 2 repetitions */
+	AR_RES_SIG_SMALL,  /* no meaningful difference: medians within the floor */
+	AR_RES_SIG_NOISE,  /* no meaningful difference: the interval reaches into the floor */
 };
-enum ar_res_sig ar_res_significance(const ar_res_stat_t *best, const ar_res_stat_t *second, double rel);
+typedef struct ar_res_verdict {
+	enum ar_res_sig sig;
+	double ratio, lo, hi; /* lo, hi NAN when undecided */
+	int na, nb;           /* repetitions with a value */
+} ar_res_verdict_t;
+ar_res_verdict_t ar_res_significance(const double *a, size_t na, const double *b, size_t nb, int higher_better);
+/* The values of figure fig (AR_RES_*) over a's ok runs, NANs left out, into
+ * v (room for a->nruns); returns how many. */
+size_t ar_res_values(const ar_res_alloc_t *a, int fig, double *v);
 /* The allocator name of t, added (empty, version copied) when new. */
 ar_res_alloc_t *ar_res_alloc_slot(ar_res_trace_t *t, const char *name, const char *version);
 /* Add one run (copied) to allocator a. */
 void ar_res_add_run(ar_res_alloc_t *a, const ar_res_run_t *r);
-/* After every run is added: medians and ranges of every allocator of t and
- * the ratios to AR_RES_BASELINE. */
+/* After every run is added (and again after baseline_wanted changes):
+ * medians and ranges of every allocator of t, the baseline (the rule at the
+ * top) and the ratios to it. */
 void ar_res_finish(ar_res_trace_t *t);
+/* Ask every trace of rep for baseline name and recompute. Returns how many
+ * traces have it (ok runs); the others keep the default with a note. */
+size_t ar_res_set_baseline(ar_res_set_t *rep, const char *name);
+/* predict.c: each ok run's predicted program time and peak RSS under its
+ * allocator, and for the recorded allocator's runs how far the replay is
+ * from the recorded program (fig[AR_RES_PRED_*], fig[AR_RES_FID_*], or
+ * their reasons), from the trace's recorded_* figures and the recorded
+ * allocator's medians. Runs that already have them (read from a database)
+ * keep them. ar_res_finish calls it first. */
+void ar_res_predict(ar_res_trace_t *t);
+/* Whether t holds any predicted figure / any fidelity figure or reason. */
+int ar_res_has_predictions(const ar_res_trace_t *t);
+/* The allocator carrying t's fidelity (the recorded allocator's runs), or NULL. */
+const ar_res_alloc_t *ar_res_fidelity_of(const ar_res_trace_t *t);
 /* The allocator named name in t, or NULL. */
 const ar_res_alloc_t *ar_res_find(const ar_res_trace_t *t, const char *name);
 /* Free what t holds (not t itself). */
@@ -218,10 +287,22 @@ void ar_res_json_end(FILE *f, const ar_res_series_t *series, size_t nseries);
 /* One trace's table (AR_RES_TABLE or AR_RES_MARKDOWN): heading, a row per
  * allocator, counters, failed runs. */
 void ar_res_print_trace(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int md);
-/* The comparison's columns, and one allocator's cells as text (HTML uses them too). */
-enum { AR_RES_NCOLS = 15, AR_RES_CELL = 48 };
-extern const char *const ar_res_columns[AR_RES_NCOLS];
-void ar_res_fill_row(char (*cells)[AR_RES_CELL], const ar_res_alloc_t *a);
+/* The comparison's columns of trace t (the predicted ones first when t has
+ * predictions) and one allocator's cells as text (HTML uses them too); both
+ * return the number of columns. The baseline row's name says "(baseline)",
+ * or "(recorded)" when the baseline is the allocator the program ran on. */
+enum { AR_RES_NCOLS = 19, AR_RES_CELL = 48 };
+int ar_res_table_head(char (*cells)[AR_RES_CELL], const ar_res_trace_t *t);
+int ar_res_fill_row(char (*cells)[AR_RES_CELL], const ar_res_trace_t *t, const ar_res_alloc_t *a);
+/* A latency as a cell: "< N ns" when at or below the timer's resolution res
+ * (N = res rounded up), else ar_res_fmt_ns. */
+const char *ar_res_fmt_latency(char *buf, size_t n, double v, double res);
+/* The sentences under a trace's heading, malloc'ed into lines: which
+ * allocator is the baseline and why, the reason no prediction was made
+ * (when none was), how far replay is from the recorded program (when
+ * known). Returns how many (at most AR_RES_NOTES); the caller frees them. */
+enum { AR_RES_NOTES = 4 };
+int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES]);
 /* The footnote that says what the columns mean. */
 extern const char ar_res_columns_note[];
 

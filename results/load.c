@@ -12,6 +12,10 @@
  * `alloctrace gen SCENARIO --threads N` records), and they ran on the same
  * host. Traces without such an argument are never put in a series.
  *
+ * What the recorded program ran on and measured (traces.recorded_*) and the
+ * per-run timing, prediction and fidelity columns arrived with schema 5: an
+ * older database (read-only here, so never migrated) loads with them NULL.
+ *
  * The database is opened read-only; nothing here writes.
  */
 #include <ctype.h>
@@ -103,19 +107,47 @@ static void row_run(sqlite3_stmt *st, ar_res_run_t *r)
 	r->library_path = (char *)sqlite3_column_text(st, 7 + AR_RES_NFIG);
 	r->ops = col_num(st, 8 + AR_RES_NFIG);
 	r->wall_ns = col_num(st, 9 + AR_RES_NFIG);
+	r->prediction_reason = (char *)sqlite3_column_text(st, 10 + AR_RES_NFIG);
+	r->fidelity_reason = (char *)sqlite3_column_text(st, 11 + AR_RES_NFIG);
+	r->cpu_ns = col_num(st, 12 + AR_RES_NFIG);
+	r->peak_rss_bytes = col_num(st, 13 + AR_RES_NFIG);
+}
+
+/* The database's schema version (PRAGMA user_version; results/sql/): the
+ * report reads every version it can, by version rather than by probing
+ * columns. -1 when unreadable. */
+static int schema_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
 }
 
 /* Every run of trace t on its host, into the comparison (glibc first). */
 static int load_runs(ar_res_set_t *rep, ar_res_trace_t *t)
 {
-	sqlite3_stmt *st = prepare(rep->db, rep->path,
+	/* the columns of schema 5, or NULLs in their place (row_run's order) */
+	const char *v5 = schema_version(rep->db) >= 5
+		? "r.timer_resolution_ns, r.predicted_time_ns, r.predicted_peak_rss_bytes, r.fidelity_time_error,"
+		  " r.fidelity_rss_error"
+		: "NULL, NULL, NULL, NULL, NULL";
+	const char *v5r = schema_version(rep->db) >= 5 ? "r.prediction_reason, r.fidelity_reason" : "NULL, NULL";
+	char *sql = ar_res_strf(
 		"SELECT s.run_id, s.allocator, r.allocator_version, s.repetition, s.status, s.reason,"
 		"       s.ops_per_sec, s.p50_ns, s.p99_ns, s.p999_ns, s.max_ns, s.peak_heap_rss_bytes,"
 		"       r.final_heap_rss_bytes, s.fragmentation, s.minor_faults, s.major_faults,"
-		"       s.failed_allocs, r.run_uuid, s.library_path, s.ops, s.wall_ns"
+		"       s.failed_allocs, %s, r.run_uuid, s.library_path, s.ops, s.wall_ns, %s,"
+		"       r.cpu_user_ns + r.cpu_sys_ns, r.peak_rss_bytes"
 		" FROM run_summary s JOIN runs r ON r.run_id = s.run_id"
 		" WHERE s.trace_sha256 = ?1 AND s.host IS ?2"
-		" ORDER BY s.allocator <> 'glibc', s.run_id");
+		" ORDER BY s.allocator <> 'glibc', s.run_id", v5, v5r);
+	sqlite3_stmt *st = prepare(rep->db, rep->path, sql);
+	free(sql);
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, t->sha256, -1, SQLITE_STATIC);
@@ -136,21 +168,6 @@ static int load_runs(ar_res_set_t *rep, ar_res_trace_t *t)
 	}
 	ar_res_finish(t);
 	return 0;
-}
-
-/* The database's schema version (PRAGMA user_version; results/sql/): the
- * report reads every version it can, by version rather than by probing
- * columns. -1 when unreadable. */
-static int schema_version(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int v = -1;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 /* Counters per allocator, medians over its ok runs. Simulated counters
@@ -297,11 +314,20 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 		complain(path, "not an allocreplay results database (no runs, traces, run_summary)", NULL);
 		return -1;
 	}
-	st = prepare(rep->db, path,
+	char *sql = ar_res_strf(
 		"SELECT t.sha256, t.name, t.program, t.status, t.events, t.threads, t.calls, t.trace_allocs,"
-		"       t.peak_live_bytes, t.peak_live_blocks, t.cross_thread_deps, r.host, min(r.run_id) AS first"
+		"       t.peak_live_bytes, t.peak_live_blocks, t.cross_thread_deps, r.host, min(r.run_id) AS first,"
+		"       %s"
 		" FROM traces t JOIN runs r ON r.trace_sha256 = t.sha256"
-		" GROUP BY t.sha256, r.host ORDER BY first");
+		" GROUP BY t.sha256, r.host ORDER BY first",
+		schema_version(rep->db) >= 5
+			? "t.recorded_allocator, t.recorded_allocator_library, t.recorded_allocator_version,"
+			  " t.recorded_reason, t.recorded_duration_ns, t.recorded_start_rss_bytes,"
+			  " t.recorded_peak_rss_bytes, t.recorded_rss_samples, t.recorded_cpu_ns,"
+			  " t.recorded_recorder_bytes"
+			: "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL");
+	st = prepare(rep->db, path, sql);
+	free(sql);
 	if (!st)
 		return -1;
 	size_t cap = 0;
@@ -332,6 +358,16 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 		t->cross_thread_deps = sqlite3_column_int64(st, 10);
 		t->host = col_str(st, 11);
 		t->scenario = scenario_of(t->program);
+		t->recorded_allocator = col_str(st, 13);
+		t->recorded_library = col_str(st, 14);
+		t->recorded_version = col_str(st, 15);
+		t->recorded_reason = col_str(st, 16);
+		t->recorded_duration_ns = col_num(st, 17);
+		t->recorded_start_rss_bytes = col_num(st, 18);
+		t->recorded_peak_rss_bytes = col_num(st, 19);
+		t->recorded_rss_samples = col_num(st, 20);
+		t->recorded_cpu_ns = col_num(st, 21);
+		t->recorded_recorder_bytes = col_num(st, 22);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -4,11 +4,17 @@
  * table, CSV (one row per trace x allocator, raw numbers), JSON (one document
  * with "format_version": the whole model, medians with min and max, and
  * every run; docs/RESULTS.md "The comparison as JSON") and Markdown. Every row is an
- * allocator: runs ok/total, medians over its ok runs with the min-max range,
- * throughput and peak heap RSS as ratios to glibc's medians, spread of ops/s
- * ((max-min)/median), latency percentiles, fragmentation, faults, NULL
- * results; then hardware counters when any was measured (else the reason
- * they were not), and every failed run with its status and reason.
+ * allocator: runs ok/total, then — when the replayer predicted them — the
+ * predicted program time and peak RSS with their ratios to the baseline's,
+ * first, since they are what the user asks about; then the raw replay
+ * figures: medians over its ok runs with the min-max range, throughput and
+ * peak heap RSS as ratios to the baseline's medians, spread of ops/s
+ * ((max-min)/median), latency percentiles ("< N ns" at or below the timer's
+ * resolution: not measurable, not zero), fragmentation, faults, NULL
+ * results. Under the heading: the baseline and why, the reason there is no
+ * prediction, how far replay is from the recorded program. Then hardware
+ * counters when any was measured (else the reason they were not), and every
+ * failed run with its status and reason.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -22,15 +28,22 @@
 #define NCOLS AR_RES_NCOLS
 #define CELL AR_RES_CELL
 
-const char *const ar_res_columns[NCOLS] = {"allocator", "runs", "ops/s", "min-max", "x glibc", "spread",
-					"p50", "p99", "p99.9", "peak heap", "min-max", "x glibc",
-					"frag", "faults", "null ret"};
+/* The predicted columns (only when the trace has predictions), then the replay's. */
+static const char *const pred_columns[] = {"pred time", "x base", "pred peak RSS", "x base"};
+static const char *const replay_columns[] = {"ops/s", "min-max", "x base", "spread", "p50", "p99",
+					     "p99.9", "peak heap", "min-max", "x base", "frag", "faults",
+					     "null ret"};
+enum { NPRED = sizeof pred_columns / sizeof *pred_columns, NREPLAY = sizeof replay_columns / sizeof *replay_columns };
+_Static_assert(2 + NPRED + NREPLAY <= NCOLS, "AR_RES_NCOLS too small");
 
 typedef char row_t[NCOLS][CELL];
 
 const char ar_res_columns_note[] =
-	"medians over each allocator's ok runs, min-max over them; x glibc = ratio of medians; "
-	"spread = (max-min)/median of ops/s; latency over all calls, timer overhead subtracted; "
+	"medians over each allocator's ok runs, min-max over them; x base = ratio of medians to the baseline "
+	"row's (marked; \"(recorded)\" when it is the allocator the program ran on); pred = predicted for the "
+	"program (time = its CPU time, > 1 is slower); spread = (max-min)/median of ops/s; latency over the "
+	"timed calls (1 in runs.timing_every), timer "
+	"overhead subtracted, \"< N ns\" = at or below the timer's resolution; "
 	"peak heap = peak RSS above the worker's baseline; frag = peak heap / peak live bytes; "
 	"faults = minor/major page faults; null ret = allocations that returned NULL";
 
@@ -53,32 +66,112 @@ static void ratio(char *buf, double v)
 		snprintf(buf, CELL, "%.2f", v);
 }
 
-void ar_res_fill_row(char (*r)[AR_RES_CELL], const ar_res_alloc_t *a)
+const char *ar_res_fmt_latency(char *buf, size_t n, double v, double res)
 {
-	snprintf(r[0], CELL, "%s", a->name);
-	snprintf(r[1], CELL, "%d/%d", a->runs_ok, a->runs_total);
-	ar_res_fmt_num(r[2], CELL, a->ops_per_sec.med);
-	range(r[3], &a->ops_per_sec, ar_res_fmt_num);
-	ratio(r[4], a->speed_vs_glibc);
+	if (!isnan(v) && res > 0 && v <= res)
+		snprintf(buf, n, "< %.0f ns", ceil(res));
+	else
+		ar_res_fmt_ns(buf, n, v);
+	return buf;
+}
+
+int ar_res_table_head(char (*r)[AR_RES_CELL], const ar_res_trace_t *t)
+{
+	int c = 0;
+	snprintf(r[c++], CELL, "allocator");
+	snprintf(r[c++], CELL, "runs");
+	for (int k = 0; ar_res_has_predictions(t) && k < NPRED; k++)
+		snprintf(r[c++], CELL, "%s", pred_columns[k]);
+	for (int k = 0; k < NREPLAY; k++)
+		snprintf(r[c++], CELL, "%s", replay_columns[k]);
+	return c;
+}
+
+/* The row's name: marks the baseline, and the allocator the program ran on. */
+static void row_name(char *buf, const ar_res_trace_t *t, const ar_res_alloc_t *a)
+{
+	int base = t->baseline && !strcmp(t->baseline, a->name);
+	int rec = t->recorded_allocator && !strcmp(t->recorded_allocator, a->name);
+	snprintf(buf, CELL, "%s%s", a->name,
+		 base && rec ? " (recorded)" : base ? " (baseline)" : rec ? " (recorded, not baseline)" : "");
+}
+
+int ar_res_fill_row(char (*r)[AR_RES_CELL], const ar_res_trace_t *t, const ar_res_alloc_t *a)
+{
+	int c = 0;
+	row_name(r[c++], t, a);
+	snprintf(r[c++], CELL, "%d/%d", a->runs_ok, a->runs_total);
+	if (ar_res_has_predictions(t)) {
+		ar_res_fmt_ns(r[c++], CELL, a->pred_time_ns.med);
+		ratio(r[c++], a->pred_time_vs_baseline);
+		ar_res_fmt_bytes(r[c++], CELL, a->pred_rss_bytes.med);
+		ratio(r[c++], a->pred_rss_vs_baseline);
+	}
+	ar_res_fmt_num(r[c++], CELL, a->ops_per_sec.med);
+	range(r[c++], &a->ops_per_sec, ar_res_fmt_num);
+	ratio(r[c++], a->speed_vs_baseline);
 	double sp = ar_res_spread(&a->ops_per_sec);
 	if (isnan(sp))
-		snprintf(r[5], CELL, "-");
+		snprintf(r[c++], CELL, "-");
 	else
-		snprintf(r[5], CELL, "%.1f%%", 100 * sp);
-	ar_res_fmt_ns(r[6], CELL, a->p50_ns.med);
-	ar_res_fmt_ns(r[7], CELL, a->p99_ns.med);
-	ar_res_fmt_ns(r[8], CELL, a->p999_ns.med);
-	ar_res_fmt_bytes(r[9], CELL, a->heap_bytes.med);
-	range(r[10], &a->heap_bytes, ar_res_fmt_bytes);
-	ratio(r[11], a->heap_vs_glibc);
-	ratio(r[12], a->frag.med);
+		snprintf(r[c++], CELL, "%.1f%%", 100 * sp);
+	double res = a->timer_res_ns.med;
+	ar_res_fmt_latency(r[c++], CELL, a->p50_ns.med, res);
+	ar_res_fmt_latency(r[c++], CELL, a->p99_ns.med, res);
+	ar_res_fmt_latency(r[c++], CELL, a->p999_ns.med, res);
+	ar_res_fmt_bytes(r[c++], CELL, a->heap_bytes.med);
+	range(r[c++], &a->heap_bytes, ar_res_fmt_bytes);
+	ratio(r[c++], a->heap_vs_baseline);
+	ratio(r[c++], a->frag.med);
 	char mi[24], ma[24];
 	if (isnan(a->minor_faults.med))
-		snprintf(r[13], CELL, "-");
+		snprintf(r[c++], CELL, "-");
 	else
-		snprintf(r[13], CELL, "%s/%s", ar_res_fmt_num(mi, sizeof mi, a->minor_faults.med),
+		snprintf(r[c++], CELL, "%s/%s", ar_res_fmt_num(mi, sizeof mi, a->minor_faults.med),
 			 ar_res_fmt_num(ma, sizeof ma, a->major_faults.med));
-	ar_res_fmt_num(r[14], CELL, a->failed_allocs.med);
+	ar_res_fmt_num(r[c++], CELL, a->failed_allocs.med);
+	return c;
+}
+
+/* A signed relative error as "+12 %" / "-4 %", or "n/a" (with the reason). */
+static char *rel_error(const char *what, const ar_res_stat_t *s, const char *why)
+{
+	if (s->n)
+		return ar_res_strf("%s %+.0f %%", what, 100 * s->med);
+	return ar_res_strf("%s n/a%s%s%s", what, why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES])
+{
+	int n = 0;
+	if (t->baseline_note)
+		lines[n++] = ar_res_strdup(t->baseline_note);
+	else if (t->baseline && t->baseline_is_recorded && t->recorded_library)
+		lines[n++] = ar_res_strf("baseline: %s, the allocator the recorded program ran on (%s)", t->baseline,
+					 t->recorded_library);
+	else if (t->baseline && t->baseline_is_recorded)
+		lines[n++] = ar_res_strf("baseline: %s, the allocator the recorded program ran on", t->baseline);
+	else if (t->baseline)
+		lines[n++] = ar_res_strf("baseline: %s%s", t->baseline,
+					 t->baseline_wanted ? " (--baseline)"
+					 : t->recorded_allocator ? ""
+					 : " (the trace does not say which allocator the program ran on)");
+	if (!ar_res_has_predictions(t)) {
+		const char *why = NULL;
+		for (size_t i = 0; i < t->nallocs && !why; i++)
+			why = t->allocs[i].prediction_reason;
+		if (why)
+			lines[n++] = ar_res_strf("no prediction for the program: %s", why);
+	}
+	const ar_res_alloc_t *fa = ar_res_fidelity_of(t);
+	if (fa && (fa->fid_time_err.n || fa->fid_rss_err.n || fa->fidelity_reason)) {
+		char *rss = rel_error("peak RSS", &fa->fid_rss_err, fa->fid_rss_err.n ? NULL : fa->fidelity_reason);
+		char *dur = rel_error("duration", &fa->fid_time_err, fa->fid_time_err.n ? NULL : fa->fidelity_reason);
+		lines[n++] = ar_res_strf("replay vs recorded program (%s): %s, %s", fa->name, rss, dur);
+		free(rss);
+		free(dur);
+	}
+	return n;
 }
 
 static int any_counter(const ar_res_trace_t *t)
@@ -119,17 +212,28 @@ static void trace_heading(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t
 		free(shown);
 	}
 	fprintf(f, md ? "\n\n" : "\n");
+	char *notes[AR_RES_NOTES];
+	int nn = ar_res_trace_notes(t, notes);
+	for (int i = 0; i < nn; i++) { /* they quote the database, maybe merged from elsewhere: escaped */
+		size_t cap = 4 * strlen(notes[i]) + 1;
+		char *shown = ar_res_xcalloc(cap, 1);
+		fprintf(f, md ? "%s.\n" : "  %s\n", ar_printable(notes[i], shown, cap));
+		free(shown);
+		free(notes[i]);
+	}
+	if (md && nn)
+		fputc('\n', f);
 }
 
-static void print_rows(FILE *f, row_t *rows, size_t n, int md)
+static void print_rows(FILE *f, row_t *rows, size_t n, int ncols, int md)
 {
 	size_t w[NCOLS] = {0};
 	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < NCOLS; c++)
+		for (int c = 0; c < ncols; c++)
 			if (strlen(rows[i][c]) > w[c])
 				w[c] = strlen(rows[i][c]);
 	for (size_t i = 0; i < n; i++) {
-		for (int c = 0; c < NCOLS; c++) {
+		for (int c = 0; c < ncols; c++) {
 			if (md)
 				fprintf(f, "| %s ", rows[i][c]);
 			else if (c == 0)
@@ -139,7 +243,7 @@ static void print_rows(FILE *f, row_t *rows, size_t n, int md)
 		}
 		fputs(md ? "|\n" : "\n", f);
 		if (md && i == 0) {
-			for (int c = 0; c < NCOLS; c++)
+			for (int c = 0; c < ncols; c++)
 				fputs(c ? "|---:" : "|---", f);
 			fputs("|\n", f);
 		}
@@ -202,11 +306,10 @@ void ar_res_print_trace(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *
 {
 	trace_heading(f, rep, t, md);
 	row_t *rows = ar_res_xcalloc(t->nallocs + 1, sizeof *rows);
-	for (int c = 0; c < NCOLS; c++)
-		snprintf(rows[0][c], CELL, "%s", ar_res_columns[c]);
+	int ncols = ar_res_table_head(rows[0], t);
 	for (size_t k = 0; k < t->nallocs; k++)
-		ar_res_fill_row(rows[k + 1], &t->allocs[k]);
-	print_rows(f, rows, t->nallocs + 1, md);
+		ar_res_fill_row(rows[k + 1], t, &t->allocs[k]);
+	print_rows(f, rows, t->nallocs + 1, ncols, md);
 	free(rows);
 	print_counters(f, t, md);
 	if (md)
@@ -249,15 +352,27 @@ static void csv_num(FILE *f, double v)
 		ar_res_put_json_num(f, v);
 }
 
+/* 1 when the median latency s is at or below a's timer resolution, 0 when
+ * above, NAN when either is unknown. */
+static double below(const ar_res_alloc_t *a, const ar_res_stat_t *s)
+{
+	if (isnan(s->med) || !(a->timer_res_ns.med > 0))
+		return NAN;
+	return s->med <= a->timer_res_ns.med;
+}
+
 static void print_csv(FILE *f, const ar_res_set_t *rep)
 {
 	const char *cn[32];
 	size_t ncn = counter_names(rep, cn, 32);
-	fputs("trace_sha256,trace_name,host,threads,allocator,allocator_version,runs_ok,runs_total,"
-	      "ops_per_sec,ops_per_sec_min,ops_per_sec_max,ops_per_sec_spread,speed_vs_glibc,"
+	fputs("trace_sha256,trace_name,host,threads,allocator,allocator_version,baseline,recorded_allocator,"
+	      "runs_ok,runs_total,predicted_time_ns,predicted_time_vs_baseline,predicted_peak_rss_bytes,"
+	      "predicted_peak_rss_vs_baseline,"
+	      "ops_per_sec,ops_per_sec_min,ops_per_sec_max,ops_per_sec_spread,speed_vs_baseline,"
 	      "p50_ns,p99_ns,p999_ns,max_ns,peak_heap_rss_bytes,peak_heap_rss_bytes_min,"
-	      "peak_heap_rss_bytes_max,heap_rss_vs_glibc,fragmentation,minor_faults,major_faults,"
-	      "failed_allocs",
+	      "peak_heap_rss_bytes_max,heap_rss_vs_baseline,fragmentation,minor_faults,major_faults,"
+	      "failed_allocs,timer_resolution_ns,p50_below_resolution,p99_below_resolution,"
+	      "p999_below_resolution,fidelity_time_error,fidelity_rss_error,prediction_reason,fidelity_reason",
 	      f);
 	for (size_t k = 0; k < ncn; k++)
 		fprintf(f, ",%s", cn[k]);
@@ -274,14 +389,25 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 			ar_res_put_csv_str(f, a->name);
 			fputc(',', f);
 			ar_res_put_csv_str(f, a->version);
+			fputc(',', f);
+			ar_res_put_csv_str(f, t->baseline);
+			fputc(',', f);
+			ar_res_put_csv_str(f, t->recorded_allocator);
 			fprintf(f, ",%d,%d", a->runs_ok, a->runs_total);
-			const double v[] = {a->ops_per_sec.med, a->ops_per_sec.min, a->ops_per_sec.max,
-					    ar_res_spread(&a->ops_per_sec), a->speed_vs_glibc, a->p50_ns.med,
-					    a->p99_ns.med, a->p999_ns.med, a->max_ns.med, a->heap_bytes.med,
-					    a->heap_bytes.min, a->heap_bytes.max, a->heap_vs_glibc, a->frag.med,
-					    a->minor_faults.med, a->major_faults.med, a->failed_allocs.med};
+			const double v[] = {a->pred_time_ns.med, a->pred_time_vs_baseline, a->pred_rss_bytes.med,
+					    a->pred_rss_vs_baseline, a->ops_per_sec.med, a->ops_per_sec.min,
+					    a->ops_per_sec.max, ar_res_spread(&a->ops_per_sec), a->speed_vs_baseline,
+					    a->p50_ns.med, a->p99_ns.med, a->p999_ns.med, a->max_ns.med,
+					    a->heap_bytes.med, a->heap_bytes.min, a->heap_bytes.max, a->heap_vs_baseline,
+					    a->frag.med, a->minor_faults.med, a->major_faults.med, a->failed_allocs.med,
+					    a->timer_res_ns.med, below(a, &a->p50_ns), below(a, &a->p99_ns),
+					    below(a, &a->p999_ns), a->fid_time_err.med, a->fid_rss_err.med};
 			for (size_t k = 0; k < sizeof v / sizeof *v; k++)
 				csv_num(f, v[k]);
+			fputc(',', f);
+			ar_res_put_csv_str(f, a->prediction_reason);
+			fputc(',', f);
+			ar_res_put_csv_str(f, a->fidelity_reason);
 			for (size_t k = 0; k < ncn; k++) {
 				double cv = NAN;
 				for (size_t m = 0; m < a->ncounters; m++)
@@ -336,6 +462,10 @@ static void json_run(FILE *f, const ar_res_run_t *r, int first)
 		fprintf(f, ",\"%s\":", ar_res_fig_names[m]);
 		ar_res_put_json_num(f, r->fig[m]);
 	}
+	fputs(",\"prediction_reason\":", f);
+	ar_res_put_json_str(f, r->prediction_reason);
+	fputs(",\"fidelity_reason\":", f);
+	ar_res_put_json_str(f, r->fidelity_reason);
 	fputc('}', f);
 }
 
@@ -353,17 +483,37 @@ static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 		  {"p999_ns", &a->p999_ns}, {"max_ns", &a->max_ns}, {"peak_heap_rss_bytes", &a->heap_bytes},
 		  {"final_heap_rss_bytes", &a->final_heap_bytes}, {"fragmentation", &a->frag},
 		  {"minor_faults", &a->minor_faults}, {"major_faults", &a->major_faults},
-		  {"failed_allocs", &a->failed_allocs}};
+		  {"failed_allocs", &a->failed_allocs}, {"timer_resolution_ns", &a->timer_res_ns},
+		  {"predicted_time_ns", &a->pred_time_ns}, {"predicted_peak_rss_bytes", &a->pred_rss_bytes},
+		  {"fidelity_time_error", &a->fid_time_err}, {"fidelity_rss_error", &a->fid_rss_err}};
 	for (size_t k = 0; k < sizeof st / sizeof *st; k++) {
 		json_stat(f, st[k].k, st[k].s);
 		fputs(",\n         ", f);
 	}
 	fputs("\"ops_per_sec_spread\": ", f);
 	ar_res_put_json_num(f, ar_res_spread(&a->ops_per_sec));
-	fputs(", \"speed_vs_glibc\": ", f);
-	ar_res_put_json_num(f, a->speed_vs_glibc);
-	fputs(", \"heap_rss_vs_glibc\": ", f);
-	ar_res_put_json_num(f, a->heap_vs_glibc);
+	fputs(", \"speed_vs_baseline\": ", f);
+	ar_res_put_json_num(f, a->speed_vs_baseline);
+	fputs(", \"heap_rss_vs_baseline\": ", f);
+	ar_res_put_json_num(f, a->heap_vs_baseline);
+	fputs(",\n         \"predicted_time_vs_baseline\": ", f);
+	ar_res_put_json_num(f, a->pred_time_vs_baseline);
+	fputs(", \"predicted_peak_rss_vs_baseline\": ", f);
+	ar_res_put_json_num(f, a->pred_rss_vs_baseline);
+	fputs(", \"prediction_reason\": ", f);
+	ar_res_put_json_str(f, a->prediction_reason);
+	fputs(", \"fidelity_reason\": ", f);
+	ar_res_put_json_str(f, a->fidelity_reason);
+	const struct {
+		const char *k;
+		const ar_res_stat_t *s;
+	} lat[] = {{"p50_ns", &a->p50_ns}, {"p99_ns", &a->p99_ns}, {"p999_ns", &a->p999_ns}, {"max_ns", &a->max_ns}};
+	fputs(",\n         ", f);
+	for (size_t k = 0; k < sizeof lat / sizeof *lat; k++) {
+		double b = below(a, lat[k].s);
+		fprintf(f, "%s\"%s_below_resolution\": %s", k ? ", " : "", lat[k].k,
+			isnan(b) ? "null" : b ? "true" : "false");
+	}
 	fputs(",\n         \"counters\": {", f);
 	for (size_t k = 0; k < a->ncounters; k++) {
 		fprintf(f, "%s", k ? ", " : "");
@@ -391,8 +541,8 @@ static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 
 void ar_res_json_begin(FILE *f, const char *database)
 {
-	fprintf(f, "{\"format_version\": %d, \"baseline\": \"%s\", \"database\": ", AR_RES_FORMAT_VERSION,
-		AR_RES_BASELINE);
+	/* the baseline is per trace (traces[].baseline) since format 2 */
+	fprintf(f, "{\"format_version\": %d, \"database\": ", AR_RES_FORMAT_VERSION);
 	ar_res_put_json_str(f, database);
 	fputs(",\n \"traces\": [\n", f);
 }
@@ -409,7 +559,30 @@ void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 	ar_res_put_json_str(f, t->host);
 	fputs(", \"status\": ", f);
 	ar_res_put_json_str(f, t->status);
-	fprintf(f, ",\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
+	fputs(",\n   \"baseline\": ", f);
+	ar_res_put_json_str(f, t->baseline);
+	fprintf(f, ", \"baseline_is_recorded\": %s, \"baseline_note\": ", t->baseline_is_recorded ? "true" : "false");
+	ar_res_put_json_str(f, t->baseline_note);
+	fputs(",\n   \"recorded\": {\"allocator\": ", f);
+	ar_res_put_json_str(f, t->recorded_allocator);
+	fputs(", \"library\": ", f);
+	ar_res_put_json_str(f, t->recorded_library);
+	fputs(", \"version\": ", f);
+	ar_res_put_json_str(f, t->recorded_version);
+	const struct {
+		const char *k;
+		double v;
+	} rec[] = {{"duration_ns", t->recorded_duration_ns}, {"start_rss_bytes", t->recorded_start_rss_bytes},
+		   {"peak_rss_bytes", t->recorded_peak_rss_bytes}, {"rss_samples", t->recorded_rss_samples},
+		   {"cpu_ns", t->recorded_cpu_ns}};
+	for (size_t k = 0; k < sizeof rec / sizeof *rec; k++) {
+		fprintf(f, ", \"%s\": ", rec[k].k);
+		/* 0 from a trace built in memory (allocreplay) means not known */
+		ar_res_put_json_num(f, rec[k].v > 0 || (rec[k].v == 0 && t->recorded_allocator) ? rec[k].v : NAN);
+	}
+	fputs(", \"reason\": ", f);
+	ar_res_put_json_str(f, t->recorded_reason);
+	fprintf(f, "},\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
 		   "\n   \"allocators\": [\n",
 		(long long)t->events, (long long)t->threads, (long long)t->calls, (long long)t->peak_live_bytes);
 	for (size_t j = 0; j < t->nallocs; j++) {

@@ -349,7 +349,12 @@ def parse_meta_record(tr, rtype, c, blocks_before):
         tr.rss.append(sample)
     elif rtype == R_PROCESS:
         # start rss, start time, peak rss (VmHWM), end rss, end time, sample interval
+        # then user and system CPU ns, optional (SPEC 6.10)
         tr.process = tuple(c.varint() for _ in range(6))
+        if c.left() > 0:
+            tr.process += (c.varint(), c.varint())
+        if c.left() > 0:
+            tr.process += (c.varint(),)
     # other types: skipped by their length (SPEC 8)
 
 
@@ -508,7 +513,7 @@ def process_json(tr):
         out["allocator"] = {"path": path, "soname": soname, "version": version}
     if tr.process:
         keys = ("start_rss_bytes", "start_time_ns", "peak_rss_bytes", "end_rss_bytes",
-                "end_time_ns", "sample_interval_ns")
+                "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes")
         out["process"] = dict(zip(keys, tr.process))
     out["rss_samples"] = len(tr.rss)
     if tr.rss:

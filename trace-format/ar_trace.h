@@ -216,6 +216,16 @@ typedef struct ar_process_info {
 	uint64_t end_rss_bytes;    /* RSS at close; 0 = unknown */
 	uint64_t end_time_ns;      /* when the trace was closed, ns since start */
 	uint64_t sample_interval_ns; /* the RSS sampling period the recorder started with */
+	/* CPU time of the whole process (every thread, the recorder's included)
+	 * at close, getrusage(RUSAGE_SELF): what an allocator changes even when
+	 * wall time is set by clients or I/O. has_cpu 0: the record predates
+	 * these fields. */
+	int has_cpu;
+	uint64_t cpu_user_ns, cpu_sys_ns;
+	/* How much of the RSS was the recorder's own (its buffers, the
+	 * compressor's; mincore of its mappings) when the sampled RSS was at its
+	 * highest: the recorded peak less this is the program's; 0 = unknown. */
+	uint64_t recorder_rss_bytes;
 } ar_process_info_t;
 
 /* One RSS sample (SPEC 6.9): at time_ns (ns since the header's start, the

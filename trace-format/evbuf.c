@@ -153,12 +153,15 @@ int ar_meta_rss_sample(ar_metabuf_t *m, const ar_rss_sample_t *s)
 
 int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *pi)
 {
-	uint8_t body[60], *p = body;
+	uint8_t body[80], *p = body;
 	p = ar_put_varint(p, pi->start_rss_bytes);
 	p = ar_put_varint(p, pi->start_time_ns);
 	p = ar_put_varint(p, pi->peak_rss_bytes);
 	p = ar_put_varint(p, pi->end_rss_bytes);
 	p = ar_put_varint(p, pi->end_time_ns);
 	p = ar_put_varint(p, pi->sample_interval_ns);
+	p = ar_put_varint(p, pi->cpu_user_ns);
+	p = ar_put_varint(p, pi->cpu_sys_ns);
+	p = ar_put_varint(p, pi->recorder_rss_bytes);
 	return meta_put(m, AR_REC_PROCESS, body, (size_t)(p - body));
 }

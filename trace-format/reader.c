@@ -329,6 +329,15 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 				pi->end_time_ns = v[4];
 				pi->sample_interval_ns = v[5];
 				pi->has_process = 1;
+				/* CPU times: written by every 1.1 recorder but the first
+				 * builds, so optional. */
+				pi->has_cpu = m.p < m.end;
+				if (pi->has_cpu) {
+					pi->cpu_user_ns = mvar(&m);
+					pi->cpu_sys_ns = mvar(&m);
+				}
+				if (pi->has_cpu && m.p < m.end)
+					pi->recorder_rss_bytes = mvar(&m);
 			}
 			break;
 		}

@@ -3,7 +3,10 @@
 # under a null allocator (bump.c -> libbump.so, preloaded into the worker
 # for this benchmark only; not in the registry); (b) how well allocreplay's
 # comparison of glibc, jemalloc, tcmalloc and mimalloc predicts running the
-# programs themselves under each. Figures and method: docs/BENCHMARKS.md.
+# programs themselves under each; (c) what timing the calls costs ops/s:
+# --timing none vs sample:N vs every on the reference scenarios (timing.sh,
+# also alone as make bench-replay-timing). Figures and method:
+# docs/BENCHMARKS.md.
 BENCH_REPLAY_BUMP := $(BUILD)/bench/libbump.so
 # Preloaded into the worker: never sanitized, nothing but the heap API exported.
 BENCH_REPLAY_BUMP_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,\
@@ -14,10 +17,13 @@ $(BENCH_REPLAY_BUMP): bench/replay/bump.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(BENCH_REPLAY_BUMP_CFLAGS) -shared -o $@ $<
 
-.PHONY: bench-replay
+.PHONY: bench-replay bench-replay-timing
 bench-replay: $(BENCH_REPLAY_BUMP) $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCREC) $(REC_SHIM) \
 		$(BENCH_REC) $(DEMO_SERVER)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/replay/run.sh
+
+bench-replay-timing: $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCTRACE)
+	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/replay/timing.sh
 
 ALL_TARGETS += $(BENCH_REPLAY_BUMP)
 BENCHES += bench-replay

@@ -16,6 +16,10 @@
 #     four. Medians; per allocator the real and the replayed ratio to glibc
 #     (time: real wall time / replay ops/s inverted; memory: real peak RSS /
 #     replay peak heap RSS), the rankings, and Spearman's rank correlation.
+# (c) Timing modes (timing.sh, also make bench-replay-timing): ops/s of the
+#     reference scenarios under --timing none, sample:N and every, side by
+#     side, with ratios to none, and whether each mode ranks the allocators
+#     as untimed replay does. TIMING_RUNS rounds (default RUNS).
 #
 #   ALLOCRR_BUILD=build RUNS=5 EV1=4000000 EV2=6000000 REQ=100000 bash bench/replay/run.sh
 set -u
@@ -99,7 +103,7 @@ for ((i = 0; i < RUNS; i++)); do
 done
 
 python3 - "$T/a.tsv" "$(basename "${CMD[w1]%% *}") ${CMD[w1]#* }" "$RUNS" <<'EOF'
-import statistics as st, sys
+import os, statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1])]
 print(f"\n(a) harness cost: {sys.argv[2]} replayed by allocreplay-worker --touch none,")
 print(f"    {rows[0][1]} calls on 2 replay threads (main + worker); median (min) of {sys.argv[3]} interleaved runs")
@@ -158,9 +162,9 @@ sqlite3 -batch -noheader -separator ' ' "$T/b.db" \
 	        r.timed_ns
 	 FROM runs r JOIN traces t ON t.sha256 = r.trace_sha256 WHERE r.status = 'ok'" >"$T/replay.tsv"
 
-python3 - "$T/real.tsv" "$T/replay.tsv" "$RUNS" "$PROGS" "$ALLOCS" \
+BENCH_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd) python3 - "$T/real.tsv" "$T/replay.tsv" "$RUNS" "$PROGS" "$ALLOCS" \
 	"${LABEL[w1]}" "${LABEL[w2]}" "${LABEL[ds]}" <<'EOF'
-import statistics as st, sys
+import os, statistics as st, sys
 real_f, replay_f, runs, progs, allocs = sys.argv[1:6]
 labels = dict(zip(progs.split(), sys.argv[6:9]))
 progs, allocs = progs.split(), allocs.split()
@@ -170,25 +174,8 @@ def med(rows, p, a, i):
     v = [float(r[i]) for r in rows if r[0] == p and r[1] == a]
     return st.median(v) if v else float("nan")
 
-def ranks(v):  # average ranks, 1 = smallest
-    order = sorted(range(len(v)), key=lambda i: v[i])
-    r = [0.0] * len(v)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-
-def spearman(x, y):
-    rx, ry = ranks(x), ranks(y)
-    mx, my = st.mean(rx), st.mean(ry)
-    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    den = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
-    return num / den if den else float("nan")
+sys.path.insert(0, os.environ["BENCH_LIB"])
+from rank_stats import spearman  # noqa: E402
 
 real = [l.split() for l in open(real_f)]
 rep = [l.split() for l in open(replay_f)]
@@ -236,3 +223,6 @@ for kind, name in (("time", "time  "), ("mem", "memory")):
     print(f"  {name}: rankings agree in {agree[kind]} of {n}; Spearman of the ratios {spearman(x, y):+.2f}; "
           f"median |replay/real - 1| of the ratios {err * 100:.0f} %")
 EOF
+
+# ---- (c) timing modes ---------------------------------------------------------------
+RUNS=${TIMING_RUNS:-$RUNS} ALLOCRR_BUILD=$B bash "$(dirname "$0")/timing.sh" || exit 2

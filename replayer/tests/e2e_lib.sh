@@ -50,21 +50,31 @@ db_integrity() {
 	if [ "$ic" = ok ] && [ -z "$fk" ]; then echo ok; else echo "integrity: $ic; foreign keys: $fk"; fi
 }
 # db_partial DB prints how many runs break "a run is whole or absent":
-# an ok run must have ops, latency rows for 'all' and per op whose counts
-# equal ops, histogram buckets summing to ops, as many rss_samples as the
+# an ok run must have ops; latency rows for 'all' and per op and histogram
+# buckets whose counts equal ops when every call was timed (timing_every 1,
+# or NULL in rows older than schema 5), equal the 'all' count, between 1
+# and ops, when 1 call in N was (timing_every N > 1), and none at all under
+# --timing none (timing_every 0); as many rss_samples as the
 # trace's other ok runs (at least one), and its 7 perf counter rows (value
 # or reason); a run that is not ok must have a reason and no child rows;
 # and no child row may lack its run.
 PARTIAL_SQL="
-WITH ok AS (SELECT run_id, trace_sha256, ops, counters_source FROM runs WHERE status = 'ok'),
+WITH ok AS (SELECT run_id, trace_sha256, ops, counters_source, coalesce(timing_every, 1) AS te
+            FROM runs WHERE status = 'ok'),
+lat AS (SELECT o.run_id,
+        (SELECT count FROM latency l WHERE l.run_id = o.run_id AND l.op = 'all') AS n_all,
+        (SELECT sum(count) FROM latency l WHERE l.run_id = o.run_id AND l.op <> 'all') AS n_kinds,
+        (SELECT sum(count) FROM histogram h WHERE h.run_id = o.run_id) AS n_hist FROM ok o),
 rss AS (SELECT run_id, count(*) AS n FROM rss_samples GROUP BY run_id),
 want_rss AS (SELECT o.trace_sha256, max(coalesce(rss.n, 0)) AS m FROM ok o
              LEFT JOIN rss USING (run_id) GROUP BY o.trace_sha256)
 SELECT
- (SELECT count(*) FROM ok o WHERE o.ops IS NULL
-   OR coalesce((SELECT count FROM latency l WHERE l.run_id = o.run_id AND l.op = 'all'), -1) <> o.ops
-   OR coalesce((SELECT sum(count) FROM latency l WHERE l.run_id = o.run_id AND l.op <> 'all'), -1) <> o.ops
-   OR coalesce((SELECT sum(count) FROM histogram h WHERE h.run_id = o.run_id), -1) <> o.ops
+ (SELECT count(*) FROM ok o JOIN lat USING (run_id) WHERE o.ops IS NULL
+   OR (o.te = 0 AND coalesce(n_all, n_kinds, n_hist) IS NOT NULL)
+   OR (o.te = 1 AND (coalesce(n_all, -1) <> o.ops OR coalesce(n_kinds, -1) <> o.ops
+                     OR coalesce(n_hist, -1) <> o.ops))
+   OR (o.te > 1 AND (coalesce(n_all, 0) NOT BETWEEN 1 AND o.ops OR n_kinds IS NOT n_all
+                     OR n_hist IS NOT n_all))
    OR coalesce((SELECT n FROM rss WHERE rss.run_id = o.run_id), 0) = 0
    OR (SELECT n FROM rss WHERE rss.run_id = o.run_id)
       <> (SELECT m FROM want_rss w WHERE w.trace_sha256 = o.trace_sha256)

@@ -4,8 +4,11 @@
  * freed by another thread makes a WAIT/SIGNAL pair, SPEC 4's realloc window
  * (release at seq, acquire at seq2) is honoured even when another thread
  * frees the returned address inside it, unknown frees are counted and
- * skipped, failures keep their meaning (SPEC 5.5), and a slot is stolen
- * across threads only after AR_WL_REUSE_DISTANCE events, with a dependency.
+ * skipped, failures keep their meaning (SPEC 5.5), a slot is stolen
+ * across threads only after AR_WL_REUSE_DISTANCE events, with a dependency,
+ * and the schedule (workload.h): threads that took turns in the recording
+ * (long runs, or short runs with the others idle) hand off with an exact
+ * SYNC, finely interleaved threads keep running concurrently.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -40,6 +43,8 @@ static void ev_realloc(uint32_t thread, uint64_t seq, uint64_t seq2, uint64_t pt
 	evs[nev - 1].seq2 = seq2;
 }
 
+static ar_wl_schedule_t schedule = AR_WL_SCHEDULE_RECORDED;
+
 /* Write evs[] as a trace (one block per thread), compile it, open it. */
 static void build(ar_workload_t *w)
 {
@@ -66,7 +71,8 @@ static void build(ar_workload_t *w)
 		EXPECT(ar_writer_write_events(wr, &b[t], &err) == 0);
 	EXPECT(ar_writer_close(wr, nev * 16 + 16, 1, &err) == 0);
 	close(fd);
-	int rc = ar_wl_compile(trace, out, "abc", &err);
+	ar_wl_compile_opts_t o = { .schedule = schedule };
+	int rc = ar_wl_compile_opts(trace, out, "abc", &o, &err);
 	if (rc)
 		fprintf(stderr, "compile: %s\n", err.msg);
 	EXPECT(rc == 0);
@@ -237,6 +243,178 @@ static void test_steal(void)
 	ar_wl_close(&w);
 }
 
+/* The schedule's tests: thread k's events, alternating malloc and free of
+ * its own address, in runs; seq and time given by the caller. */
+static uint64_t sched_seq;
+static void sched_ev(uint32_t thread, uint64_t time_ns)
+{
+	uint64_t addr = 0x10000 * (thread + 1);
+	int live = 0;
+	for (size_t i = nev; i-- > 0;)
+		if (evs[i].thread == thread) {
+			live = evs[i].op == AR_OP_MALLOC;
+			break;
+		}
+	++sched_seq;
+	if (live)
+		ev(thread, sched_seq, AR_OP_FREE, addr, 0, 0);
+	else
+		ev(thread, sched_seq, AR_OP_MALLOC, 0, 64, addr);
+	evs[nev - 1].time_ns = time_ns;
+}
+
+/* How many SYNC ops stream i holds. */
+static uint64_t syncs_of(const ar_workload_t *w, uint32_t i)
+{
+	uint64_t n = 0;
+	for (uint64_t k = 0; k < w->threads[i].nops; k++)
+		n += ar_wl_ops(w, i)[k].kind == AR_WL_SYNC;
+	return n;
+}
+
+/* Ops of stream i before its op that replays event number `ordinal` of
+ * that thread (0-based), SYNCs and samples included. */
+static uint64_t op_index_of_call(const ar_workload_t *w, uint32_t i, uint64_t ordinal)
+{
+	for (uint64_t k = 0; k < w->threads[i].nops; k++) {
+		unsigned kind = ar_wl_ops(w, i)[k].kind;
+		if (kind < AR_WL_NCALLS && ordinal-- == 0)
+			return k;
+	}
+	return UINT64_MAX;
+}
+
+/* Two threads in alternating bursts of 300 events, disjoint in time (as
+ * under a lock): every switch is a hand-off, and each resumed run waits
+ * for exactly every op the other stream had at the switch. */
+static void test_handoff_bursts(void)
+{
+	ar_workload_t w;
+	uint64_t t = 1000 * 16;
+	sched_seq = 0;
+	for (int burst = 0; burst < 6; burst++) {
+		for (int k = 0; k < 300; k++, t += 32)
+			sched_ev(burst % 2, t);
+		t += 1600; /* the hand-off: a few microseconds */
+	}
+	build(&w);
+	EXPECT_U64(w.hdr->schedule, AR_WL_SCHEDULE_RECORDED);
+	EXPECT_U64(w.hdr->switches, 5);
+	EXPECT_U64(w.hdr->handoffs, 5);
+	EXPECT_U64(w.hdr->handoffs_dropped, 0);
+	EXPECT_U64(w.hdr->switches_interleaved, 0);
+	uint32_t s0 = w.threads[0].trace_index == 0 ? 0 : 1, s1 = 1 - s0;
+	/* Thread 1's first call (its burst 0, event 0) waits for all 300 of
+	 * stream 0's ops; its second burst (event 300) for all 600. */
+	for (int b = 0; b < 3; b++) {
+		uint64_t k1 = op_index_of_call(&w, s1, (uint64_t)b * 300);
+		EXPECT(k1 > 0 && k1 != UINT64_MAX);
+		const ar_wl_op_t *sy = &ar_wl_ops(&w, s1)[k1 - 1];
+		EXPECT_U64(sy->kind, AR_WL_SYNC);
+		EXPECT_U64(sy->slot, s0);
+		EXPECT_U64(sy->size, op_index_of_call(&w, s0, (uint64_t)(b + 1) * 300 - 1) + 1);
+	}
+	for (int b = 1; b < 3; b++) {
+		uint64_t k0 = op_index_of_call(&w, s0, (uint64_t)b * 300);
+		const ar_wl_op_t *sy = &ar_wl_ops(&w, s0)[k0 - 1];
+		EXPECT_U64(sy->kind, AR_WL_SYNC);
+		EXPECT_U64(sy->slot, s1);
+		EXPECT_U64(sy->size, op_index_of_call(&w, s1, (uint64_t)b * 300 - 1) + 1);
+	}
+	ar_wl_close(&w);
+	/* The free schedule makes none of them. */
+	schedule = AR_WL_SCHEDULE_FREE;
+	t = 1000 * 16;
+	sched_seq = 0;
+	for (int burst = 0; burst < 6; burst++) {
+		for (int k = 0; k < 300; k++, t += 32)
+			sched_ev(burst % 2, t);
+		t += 1600;
+	}
+	build(&w);
+	schedule = AR_WL_SCHEDULE_RECORDED;
+	EXPECT_U64(w.hdr->schedule, AR_WL_SCHEDULE_FREE);
+	EXPECT_U64(w.hdr->switches, 5);
+	EXPECT_U64(w.hdr->handoffs, 0);
+	EXPECT_U64(w.hdr->switches_interleaved, 5);
+	EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), 0);
+	ar_wl_close(&w);
+}
+
+/* Short runs (20 events) with the other thread idle in between — a lock
+ * handed back and forth often, as around Python's I/O — are hand-offs by
+ * the times alone; the same runs without times are not. */
+static void test_handoff_short_runs(void)
+{
+	for (int timed = 1; timed >= 0; timed--) {
+		ar_workload_t w;
+		uint64_t t = 16;
+		sched_seq = 0;
+		for (int run = 0; run < 40; run++) {
+			for (int k = 0; k < 20; k++, t += 496) /* ~0.5 us apart */
+				sched_ev(run % 2, timed ? t : 0);
+			t += 20000; /* the other waited ~20 us for the lock */
+		}
+		build(&w);
+		EXPECT_U64(w.hdr->switches, 39);
+		EXPECT_U64(w.hdr->handoffs, timed ? 38 : 0); /* thread 1's first resume has no spacing yet */
+		EXPECT_U64(w.hdr->switches_interleaved, timed ? 1 : 39);
+		EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), timed ? 38 : 0);
+		ar_wl_close(&w);
+	}
+}
+
+/* Threads allocating at the same time interleave finely: runs of 1-3
+ * events, each thread's calls steady. No switch is a hand-off and no SYNC
+ * is emitted: the streams run concurrently. The same with all times 0. */
+static void test_interleaved_concurrent(void)
+{
+	for (int timed = 1; timed >= 0; timed--) {
+		ar_workload_t w;
+		uint64_t next[2] = { 16, 256 }; /* each calls every ~0.5 us */
+		uint32_t x = 12345;
+		sched_seq = 0;
+		for (int k = 0; k < 6000; k++) {
+			x = x * 1103515245u + 12345u;
+			/* the earlier of the two next calls, a little jitter */
+			uint32_t th = next[0] <= next[1] ? 0 : 1;
+			sched_ev(th, timed ? next[th] : 0);
+			next[th] += 400 + 16 * ((x >> 16) % 12);
+		}
+		build(&w);
+		EXPECT(w.hdr->switches > 1000);
+		EXPECT_U64(w.hdr->handoffs, 0);
+		EXPECT_U64(w.hdr->handoffs_dropped, 0);
+		EXPECT_U64(w.hdr->switches_interleaved, w.hdr->switches);
+		EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), 0);
+		ar_wl_close(&w);
+	}
+}
+
+/* One thread allocates often, the other rarely, both at the same time: the
+ * rare one is held to its recorded place in the busy one's stream (runs of
+ * 200 events of the busy one end in hand-offs to it), the busy one is never
+ * held back by the rare one (its one-event runs are no evidence). */
+static void test_rare_thread(void)
+{
+	ar_workload_t w;
+	uint64_t t = 16;
+	sched_seq = 0;
+	for (int k = 0; k < 4000; k++, t += 512) {
+		if (k % 200 == 100)
+			sched_ev(1, t - 256); /* every ~100 us */
+		sched_ev(0, t);
+	}
+	build(&w);
+	uint32_t s0 = w.threads[0].trace_index == 0 ? 0 : 1, s1 = 1 - s0;
+	EXPECT_U64(w.hdr->switches, 40);
+	EXPECT_U64(w.hdr->handoffs, 19); /* the first run of the busy one is 100 events */
+	EXPECT_U64(w.hdr->switches_interleaved, 21);
+	EXPECT_U64(syncs_of(&w, s0), 0);
+	EXPECT_U64(syncs_of(&w, s1), 19);
+	ar_wl_close(&w);
+}
+
 static void test_bad_input(void)
 {
 	ar_error_t err;
@@ -267,6 +445,10 @@ int main(void)
 	RUN(test_cross_thread);
 	RUN(test_realloc_window);
 	RUN(test_steal);
+	RUN(test_handoff_bursts);
+	RUN(test_handoff_short_runs);
+	RUN(test_interleaved_concurrent);
+	RUN(test_rare_thread);
 	RUN(test_bad_input);
 	char cmd[160];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -6,13 +6,17 @@
 -- traces: the allocator that served the recorded program's malloc (the
 -- recorder's proof: the object its malloc resolved to), its registry name
 -- when allocrr knows it, and the process's own figures from the recorder's
--- samples: duration, RSS when recording started and its peak (VmHWM).
+-- samples: duration, CPU time, RSS when recording started and its peak (VmHWM).
 ALTER TABLE traces ADD COLUMN recorded_allocator TEXT;
 ALTER TABLE traces ADD COLUMN recorded_allocator_library TEXT;
 ALTER TABLE traces ADD COLUMN recorded_allocator_version TEXT;
 ALTER TABLE traces ADD COLUMN recorded_duration_ns INTEGER;
+-- user + system CPU time of the whole recorded process (getrusage at close)
+ALTER TABLE traces ADD COLUMN recorded_cpu_ns INTEGER;
 ALTER TABLE traces ADD COLUMN recorded_start_rss_bytes INTEGER;
 ALTER TABLE traces ADD COLUMN recorded_peak_rss_bytes INTEGER;
+-- the recorder's own resident memory at the RSS peak: part of the recorded RSS
+ALTER TABLE traces ADD COLUMN recorded_recorder_bytes INTEGER;
 ALTER TABLE traces ADD COLUMN recorded_rss_samples INTEGER;
 ALTER TABLE traces ADD COLUMN recorded_reason TEXT;
 -- runs: how the run was timed (1 call in timing_every timed; 1 = every

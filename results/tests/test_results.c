@@ -1,14 +1,19 @@
 /*
  * test_results.c — unit tests of the results module: the median and range
- * rule (odd, even, NULLs left out), spread, the significance rule, an
- * allocator's runs becoming medians and ratios to glibc (failed runs left
- * out), and the schema: migrating an empty database to the current version,
- * after which the SQL view allocator_comparison gives exactly the medians
- * and ratios compare.c computes from the same runs.
+ * rule (odd, even, NULLs left out), spread, the significance rule (effect
+ * floor + bootstrap; deterministic), an allocator's runs becoming medians
+ * and ratios to the trace's baseline (the recorded allocator, glibc
+ * otherwise, a wanted one; failed runs left out), latencies below the
+ * timer's resolution, the trace notes, and the schema: migrating an empty
+ * database to the current version, after which the SQL view
+ * allocator_comparison gives exactly the medians and ratios compare.c
+ * computes from the same runs — against glibc and against the recorded
+ * allocator; a database of schema 4 still loads read-only.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_results.h"
 #include "testing.h"
@@ -34,12 +39,33 @@ static void test_stat(void)
 
 static void test_significance(void)
 {
-	ar_res_stat_t one = {100, 100, 100, 1}, a = {100, 95, 105, 3}, b = {80, 78, 82, 3};
-	ar_res_stat_t c = {99.5, 90, 110, 3}, d = {90, 85, 96, 3};
-	EXPECT(ar_res_significance(&one, &b, 1.25) == AR_RES_SIG_SINGLE);
-	EXPECT(ar_res_significance(&a, &c, 100 / 99.5) == AR_RES_SIG_TIE);
-	EXPECT(ar_res_significance(&a, &d, 100 / 90.0) == AR_RES_SIG_OVERLAP);
-	EXPECT(ar_res_significance(&a, &b, 100 / 80.0) == AR_RES_SIG_YES);
+	/* clear: 1.5x apart with 2 % noise, 5 repetitions each */
+	double fast[] = {150, 147, 153, 149, 151}, slow[] = {100, 98, 102, 101, 99};
+	ar_res_verdict_t v = ar_res_significance(fast, 5, slow, 5, 1);
+	EXPECT(v.sig == AR_RES_SIG_YES && CLOSE(v.ratio, 1.5) && v.lo > 1.05 && v.hi >= v.lo && v.na == 5);
+	/* lower is better (memory, time): the ratio is oriented so >= 1 leads */
+	v = ar_res_significance(slow, 5, fast, 5, 0);
+	EXPECT(v.sig == AR_RES_SIG_YES && CLOSE(v.ratio, 1.5));
+	/* the case: noise around 1.03x with spread — never meaningful */
+	double a[] = {103, 96, 110, 101, 107}, b[] = {100, 93, 108, 97, 104};
+	v = ar_res_significance(a, 5, b, 5, 1);
+	EXPECT(v.sig == AR_RES_SIG_SMALL && fabs(v.ratio - 1.03) < 0.01);
+	/* 8 % apart, but the repetitions overlap widely: the interval reaches the floor */
+	double c[] = {108, 80, 130, 95, 120}, d[] = {100, 75, 125, 90, 110};
+	v = ar_res_significance(c, 5, d, 5, 1);
+	EXPECT(v.sig == AR_RES_SIG_NOISE && v.lo <= 1.05);
+	/* steady but below the floor: 3 % apart with 0.1 % noise */
+	double e[] = {103, 103.1, 102.9}, g[] = {100, 100.1, 99.9};
+	EXPECT(ar_res_significance(e, 3, g, 3, 1).sig == AR_RES_SIG_SMALL);
+	/* one repetition: undecided, whatever the ratio */
+	v = ar_res_significance(fast, 1, slow, 5, 1);
+	EXPECT(v.sig == AR_RES_SIG_SINGLE && isnan(v.lo) && CLOSE(v.ratio, 1.5));
+	/* NANs (not measured) are left out */
+	double h[] = {NAN, 150, NAN};
+	EXPECT(ar_res_significance(h, 3, slow, 5, 1).sig == AR_RES_SIG_SINGLE);
+	/* deterministic: the same values, the same interval */
+	ar_res_verdict_t x = ar_res_significance(c, 5, d, 5, 1), y = ar_res_significance(c, 5, d, 5, 1);
+	EXPECT(x.lo == y.lo && x.hi == y.hi);
 }
 
 static void run(ar_res_trace_t *t, const char *alloc, const char *status, double ops, double heap)
@@ -67,12 +93,97 @@ static void test_finish(void)
 	const ar_res_alloc_t *g = ar_res_find(&t, "glibc"), *p = ar_res_find(&t, "pool");
 	EXPECT(g && p && g->ops_per_sec.med == 150 && g->heap_bytes.med == 30);
 	EXPECT(p && p->runs_ok == 2 && p->runs_total == 3 && p->nfails == 1 && p->ops_per_sec.med == 400);
-	EXPECT(p && CLOSE(p->speed_vs_glibc, 400 / 150.0) && CLOSE(p->heap_vs_glibc, 20 / 30.0));
+	EXPECT(p && CLOSE(p->speed_vs_baseline, 400 / 150.0) && CLOSE(p->heap_vs_baseline, 20 / 30.0));
+	EXPECT(t.baseline && !strcmp(t.baseline, "glibc") && !t.baseline_is_recorded && !t.baseline_note);
+	/* the program ran on pool: pool is the baseline */
+	t.recorded_allocator = ar_res_strdup("pool");
+	ar_res_finish(&t);
+	EXPECT(t.baseline && !strcmp(t.baseline, "pool") && t.baseline_is_recorded);
+	EXPECT(g && CLOSE(g->speed_vs_baseline, 150 / 400.0) && CLOSE(g->heap_vs_baseline, 30 / 20.0));
+	EXPECT(p && CLOSE(p->speed_vs_baseline, 1.0));
+	/* asked for glibc: glibc */
+	t.baseline_wanted = ar_res_strdup("glibc");
+	ar_res_finish(&t);
+	EXPECT(t.baseline && !strcmp(t.baseline, "glibc") && !t.baseline_is_recorded && !t.baseline_note);
+	/* asked for one without runs: the default (recorded), and a note */
+	free(t.baseline_wanted);
+	t.baseline_wanted = ar_res_strdup("mimalloc");
+	ar_res_finish(&t);
+	EXPECT(t.baseline && !strcmp(t.baseline, "pool") && t.baseline_note && strstr(t.baseline_note, "mimalloc"));
+	/* recorded on an allocator never replayed: glibc, and a note naming it */
+	free(t.baseline_wanted);
+	t.baseline_wanted = NULL;
+	free(t.recorded_allocator);
+	t.recorded_allocator = ar_res_strdup("tcmalloc");
+	ar_res_finish(&t);
+	EXPECT(t.baseline && !strcmp(t.baseline, "glibc") && t.baseline_note &&
+	       strstr(t.baseline_note, "tcmalloc, which was not replayed"));
 	ar_res_trace_free(&t);
 	/* no baseline: no ratio */
 	run(&t, "pool", "ok", 1, 1);
 	ar_res_finish(&t);
-	EXPECT(isnan(t.allocs[0].speed_vs_glibc));
+	EXPECT(isnan(t.allocs[0].speed_vs_baseline) && t.baseline == NULL);
+	ar_res_trace_free(&t);
+}
+
+/* Latencies at or below the timer's resolution print as "< N ns"; the
+ * predictions come first in the table and the fidelity line under it. */
+static void test_resolution_predictions(void)
+{
+	char buf[32];
+	EXPECT_STR(ar_res_fmt_latency(buf, sizeof buf, 20, 20.3), "< 21 ns");
+	EXPECT_STR(ar_res_fmt_latency(buf, sizeof buf, 0, 20), "< 20 ns");
+	EXPECT_STR(ar_res_fmt_latency(buf, sizeof buf, 40, 20), "40 ns");
+	EXPECT_STR(ar_res_fmt_latency(buf, sizeof buf, 15, NAN), "15 ns");
+	EXPECT_STR(ar_res_fmt_latency(buf, sizeof buf, NAN, 20), "-");
+
+	ar_res_trace_t t;
+	memset(&t, 0, sizeof t);
+	t.name = ar_res_strdup("t.zst");
+	t.sha256 = ar_res_strdup("ab");
+	t.status = ar_res_strdup("complete");
+	t.recorded_allocator = ar_res_strdup("jemalloc");
+	for (int k = 0; k < 3; k++) {
+		ar_res_run_t r;
+		memset(&r, 0, sizeof r);
+		for (int m = 0; m < AR_RES_NFIG; m++)
+			r.fig[m] = NAN;
+		r.status = (char *)"ok";
+		r.fig[AR_RES_OPS] = 100 + k;
+		r.fig[AR_RES_P50] = 0; /* clamped: below the timer's resolution */
+		r.fig[AR_RES_P99] = 300;
+		r.fig[AR_RES_TIMER_RES] = 24.5;
+		r.fig[AR_RES_PRED_TIME] = 2e9 + k;
+		r.fig[AR_RES_PRED_RSS] = 1048576.0;
+		r.fig[AR_RES_FID_RSS] = -0.04;
+		r.fidelity_reason = (char *)"the trace holds no duration";
+		ar_res_add_run(ar_res_alloc_slot(&t, "jemalloc", NULL), &r);
+		r.fig[AR_RES_PRED_TIME] = 3e9;
+		r.fig[AR_RES_FID_RSS] = NAN;
+		r.fidelity_reason = NULL;
+		ar_res_add_run(ar_res_alloc_slot(&t, "glibc", NULL), &r);
+	}
+	ar_res_finish(&t);
+	const ar_res_alloc_t *g = ar_res_find(&t, "glibc");
+	EXPECT(ar_res_has_predictions(&t) && g && CLOSE(g->pred_time_vs_baseline, 3e9 / (2e9 + 1)));
+	char cells[AR_RES_NCOLS][AR_RES_CELL];
+	int n = ar_res_table_head(cells, &t);
+	EXPECT(n == 19 && !strcmp(cells[2], "pred time") && !strcmp(cells[6], "ops/s") && !strcmp(cells[10], "p50"));
+	EXPECT(ar_res_fill_row(cells, &t, &t.allocs[0]) == n);
+	EXPECT_STR(cells[0], "jemalloc (recorded)");
+	EXPECT_STR(cells[10], "< 25 ns");
+	EXPECT_STR(cells[11], "300 ns");
+	EXPECT_STR(cells[3], "1.00");
+	char *notes[AR_RES_NOTES];
+	int nn = ar_res_trace_notes(&t, notes);
+	EXPECT(nn == 2);
+	if (nn == 2) {
+		EXPECT_STR(notes[0], "baseline: jemalloc, the allocator the recorded program ran on");
+		EXPECT_STR(notes[1], "replay vs recorded program (jemalloc): peak RSS -4 %, duration n/a (the trace "
+				     "holds no duration)");
+	}
+	for (int i = 0; i < nn; i++)
+		free(notes[i]);
 	ar_res_trace_free(&t);
 }
 
@@ -112,24 +223,129 @@ static void test_view_agrees(void)
 		insert_run(db, i + 1, runs[i].a, runs[i].st, runs[i].ops, runs[i].heap);
 		run(&t, runs[i].a, runs[i].st, runs[i].ops, runs[i].heap);
 	}
-	ar_res_finish(&t);
-	sqlite3_stmt *st;
-	EXPECT(sqlite3_prepare_v2(db, "SELECT allocator, runs, ops_per_sec, speed_vs_glibc, peak_heap_rss_bytes,"
-				      " ops_per_sec_spread FROM allocator_comparison", -1, &st, NULL) == SQLITE_OK);
-	int rows = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const ar_res_alloc_t *a = ar_res_find(&t, (const char *)sqlite3_column_text(st, 0));
-		rows++;
-		EXPECT(a && sqlite3_column_int(st, 1) == a->runs_ok);
-		EXPECT(a && CLOSE(sqlite3_column_double(st, 2), a->ops_per_sec.med));
-		EXPECT(a && CLOSE(sqlite3_column_double(st, 3), a->speed_vs_glibc));
-		EXPECT(a && CLOSE(sqlite3_column_double(st, 4), a->heap_bytes.med));
-		EXPECT(a && CLOSE(sqlite3_column_double(st, 5), ar_res_spread(&a->ops_per_sec)));
+	/* once with the default baseline (glibc), once recorded on pool */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			EXPECT(sqlite3_exec(db, "UPDATE traces SET recorded_allocator = 'pool'", NULL, NULL, NULL) ==
+			       SQLITE_OK);
+			t.recorded_allocator = ar_res_strdup("pool");
+		}
+		ar_res_finish(&t);
+		const ar_res_alloc_t *g = ar_res_find(&t, "glibc");
+		sqlite3_stmt *st;
+		EXPECT(sqlite3_prepare_v2(db, "SELECT allocator, runs, ops_per_sec, speed_vs_glibc, peak_heap_rss_bytes,"
+					      " ops_per_sec_spread, baseline, speed_vs_baseline, heap_rss_vs_baseline"
+					      " FROM allocator_comparison", -1, &st, NULL) == SQLITE_OK);
+		int rows = 0;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const ar_res_alloc_t *a = ar_res_find(&t, (const char *)sqlite3_column_text(st, 0));
+			rows++;
+			EXPECT(a && g && sqlite3_column_int(st, 1) == a->runs_ok);
+			EXPECT(a && CLOSE(sqlite3_column_double(st, 2), a->ops_per_sec.med));
+			EXPECT(a && g && CLOSE(sqlite3_column_double(st, 3), a->ops_per_sec.med / g->ops_per_sec.med));
+			EXPECT(a && CLOSE(sqlite3_column_double(st, 4), a->heap_bytes.med));
+			EXPECT(a && CLOSE(sqlite3_column_double(st, 5), ar_res_spread(&a->ops_per_sec)));
+			EXPECT_STR((const char *)sqlite3_column_text(st, 6), pass ? "pool" : "glibc");
+			EXPECT(a && CLOSE(sqlite3_column_double(st, 7), a->speed_vs_baseline));
+			EXPECT(a && CLOSE(sqlite3_column_double(st, 8), a->heap_vs_baseline));
+		}
+		sqlite3_finalize(st);
+		EXPECT(rows == 2);
 	}
-	sqlite3_finalize(st);
-	EXPECT(rows == 2);
 	ar_res_trace_free(&t);
 	ar_res_db_close(db);
+}
+
+/* A database of schema 4 (before the recorded_* and prediction columns),
+ * opened read-only as allocreport does: it loads, with those figures
+ * unknown and glibc the baseline. */
+static void test_old_schema_loads(void)
+{
+	char path[96];
+	snprintf(path, sizeof path, "%s/test_results_v4.%d.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		 (int)getpid());
+	remove(path);
+	sqlite3 *db = NULL;
+	char err[256];
+	EXPECT(sqlite3_open(path, &db) == SQLITE_OK);
+	for (int i = 0; i < 4; i++)
+		EXPECT(ar_res_exec(db, ar_res_migration(i), err, sizeof err) == 0);
+	EXPECT(ar_res_exec(db, "PRAGMA user_version=4", err, sizeof err) == 0);
+	EXPECT(sqlite3_exec(db, insert_trace, NULL, NULL, NULL) == SQLITE_OK);
+	insert_run(db, 1, "glibc", "ok", 100, 4096);
+	insert_run(db, 2, "pool", "ok", 200, 8192);
+	sqlite3_close(db);
+	ar_res_set_t rep;
+	int usage = 0;
+	EXPECT(ar_res_load(&rep, path, NULL, &usage) == 0);
+	EXPECT(rep.ntraces == 1);
+	if (rep.ntraces == 1) {
+		const ar_res_trace_t *t = &rep.traces[0];
+		EXPECT(t->recorded_allocator == NULL && isnan(t->recorded_peak_rss_bytes));
+		EXPECT(t->baseline && !strcmp(t->baseline, "glibc") && !ar_res_has_predictions(t));
+		const ar_res_alloc_t *p = ar_res_find(t, "pool");
+		EXPECT(p && CLOSE(p->speed_vs_baseline, 2.0) && isnan(p->timer_res_ns.med));
+	}
+	ar_res_free(&rep);
+	remove(path);
+}
+
+/* The model of results/predict.c: the recorded figures, plus each
+ * allocator's difference from the recorded allocator's replay medians;
+ * fidelity on the recorded allocator's runs only; a stored prediction is
+ * kept; no recorded CPU time, no prediction, with the reason. */
+static void pred_run(ar_res_trace_t *t, const char *alloc, double cpu, double heap, double stored)
+{
+	ar_res_run_t r;
+	memset(&r, 0, sizeof r);
+	for (int m = 0; m < AR_RES_NFIG; m++)
+		r.fig[m] = NAN;
+	r.status = (char *)"ok";
+	r.cpu_ns = cpu;
+	r.wall_ns = cpu;
+	r.fig[AR_RES_HEAP] = heap;
+	r.peak_rss_bytes = heap + 5e6; /* the worker's own memory, the same under every allocator */
+	r.fig[AR_RES_PRED_TIME] = stored;
+	ar_res_add_run(ar_res_alloc_slot(t, alloc, NULL), &r);
+}
+
+static void test_predict(void)
+{
+	ar_res_trace_t t;
+	memset(&t, 0, sizeof t);
+	t.recorded_allocator = ar_res_strdup("jemalloc");
+	t.recorded_cpu_ns = 1e9;
+	t.recorded_duration_ns = 3e9;
+	t.recorded_start_rss_bytes = 10e6;
+	t.recorded_peak_rss_bytes = 100e6;
+	t.recorded_recorder_bytes = 4e6; /* the recorder's buffers: not the program's */
+	pred_run(&t, "jemalloc", 90e6, 50e6, NAN);
+	pred_run(&t, "jemalloc", 110e6, 50e6, NAN);
+	pred_run(&t, "jemalloc", 100e6, 50e6, NAN);
+	pred_run(&t, "glibc", 150e6, 60e6, NAN);
+	pred_run(&t, "pool", 300e6, 20e6, 7e9); /* stored by an earlier allocreplay: kept */
+	ar_res_finish(&t);
+	const ar_res_alloc_t *j = ar_res_find(&t, "jemalloc"), *g = ar_res_find(&t, "glibc"),
+			     *p = ar_res_find(&t, "pool");
+	EXPECT(j && CLOSE(j->pred_time_ns.med, 1e9) && CLOSE(j->pred_rss_bytes.med, 96e6));
+	EXPECT(j && CLOSE(j->fid_rss_err.med, (10e6 + 50e6 - 96e6) / 96e6) && j->fid_time_err.n == 0);
+	EXPECT(j && j->fidelity_reason && strstr(j->fidelity_reason, "heap calls"));
+	EXPECT(g && CLOSE(g->pred_time_ns.med, 1e9 + 50e6) && CLOSE(g->pred_rss_bytes.med, 106e6));
+	EXPECT(g && g->fid_rss_err.n == 0 && !g->fidelity_reason);
+	EXPECT(g && CLOSE(g->pred_time_vs_baseline, 1.05));
+	EXPECT(p && CLOSE(p->pred_time_ns.med, 7e9));
+	ar_res_trace_free(&t);
+
+	memset(&t, 0, sizeof t);
+	t.recorded_allocator = ar_res_strdup("jemalloc");
+	t.recorded_peak_rss_bytes = 100e6;
+	pred_run(&t, "jemalloc", 100e6, 50e6, NAN);
+	pred_run(&t, "glibc", 150e6, 60e6, NAN);
+	ar_res_finish(&t);
+	g = ar_res_find(&t, "glibc");
+	EXPECT(g && g->pred_time_ns.n == 0 && g->prediction_reason && strstr(g->prediction_reason, "CPU time"));
+	EXPECT(g && CLOSE(g->pred_rss_bytes.med, 110e6)); /* memory does not need the CPU time */
+	ar_res_trace_free(&t);
 }
 
 int main(void)
@@ -137,6 +353,9 @@ int main(void)
 	RUN(test_stat);
 	RUN(test_significance);
 	RUN(test_finish);
+	RUN(test_resolution_predictions);
+	RUN(test_predict);
 	RUN(test_view_agrees);
+	RUN(test_old_schema_loads);
 	return TEST_END();
 }

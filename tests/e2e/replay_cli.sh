@@ -37,7 +37,7 @@ bad "unknown short option" "allocreplay: unknown option '-x'" -x "$SAMPLE"
 bad "missing value" "allocreplay: option '--db' needs a value" "$SAMPLE" --db
 bad "value to a flag" "allocreplay: option '--json' takes no value" --json=1 "$SAMPLE"
 bad "bad --repeat" "allocreplay: --repeat needs a positive number, not '0'" --repeat 0 "$SAMPLE"
-bad "bad --touch" "allocreplay: --touch must be none, first, pages or all, not 'some'" --touch=some "$SAMPLE"
+bad "bad --touch" "allocreplay: --touch must be none, first, pages, all or auto, not 'some'" --touch=some "$SAMPLE"
 bad "no trace" "allocreplay: no trace given" -a glibc
 bad "--db -" "allocreplay: --db needs a file: the results database cannot be standard output (--json prints the runs there)" \
 	"$SAMPLE" -a glibc --db -

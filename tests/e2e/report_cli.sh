@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # allocreport on the command line: the comparison in its four formats with
-# figures equal to the database's (medians over ok runs, ratios to glibc,
-# ranges), the failed run with its reason, --trace by name and SHA prefix,
-# --recommend with evidence, significance and the cautions the traces call
-# for, exit codes for bad usage and bad input; and `allocreport merge`, which
+# figures equal to the database's (medians over ok runs, ratios to the
+# baseline — glibc here, where no trace says what its program ran on — and
+# to --baseline jemalloc, ranges), the failed run with its reason, --trace
+# by name and SHA prefix, --recommend with evidence, verdicts and the
+# cautions the traces call for, exit codes for bad usage and bad input
+# (--baseline naming an allocator without a successful run anywhere); and
+# `allocreport merge`, which
 # must give exactly what results/sql/merge.sql gives, add nothing when repeated,
 # and refuse a database of another schema version.
 . "$(dirname "$0")/report_lib.inc"
@@ -15,6 +18,7 @@ for name in s2_t1.zst s2_t2.zst s2_t4.zst d.zst; do
 	grep -q "^trace $name " table.txt && ok "table has $name" || fail "table lacks $name"
 done
 expect_eq "table: allocator rows" "$(grep -cE '^(glibc|jemalloc|pool|freelist|arena|tlscache) ' table.txt)" 21
+expect_eq "table: the baseline row marked on every trace" "$(grep -cE '^glibc \(baseline\) ' table.txt)" 4
 grep -qE "failed: tlscache repetition 1 \(run [0-9]+\): crashed: killed by signal 11" table.txt &&
 	ok "table: failed run with reason" || fail "table: failed run missing"
 grep -q "counters: not measured (perf_event_open\|counters (median per run)" table.txt &&
@@ -23,6 +27,11 @@ grep -q "counters: not measured (perf_event_open\|counters (median per run)" tab
 grep -q '^| allocator | runs | ops/s ' md.txt && grep -q '^|---|---:' md.txt && ok "markdown table" || fail "markdown"
 "$AREP" --db r.db --format csv >r.csv || fail "csv"
 "$AREP" --db r.db --format json >r.json || fail "json"
+"$AREP" --db r.db --format csv --baseline jemalloc >rj.csv 2>rj.err || fail "csv --baseline jemalloc"
+"$AREP" --db r.db --baseline tlscache >/dev/null 2>bt.err
+expect_eq "--baseline tlscache (no successful run anywhere): exit" $? 1
+grep -q "no trace in r.db has a successful run of tlscache" bt.err && ok "--baseline tlscache: says why" ||
+	fail "--baseline tlscache: $(cat bt.err)"
 python3 - r.db <<'PY' || fail "csv/json figures (see above)"
 import csv, json, sqlite3, statistics, sys
 con = sqlite3.connect(sys.argv[1])
@@ -46,9 +55,15 @@ for r in rows:
                      ("fragmentation", "fragmentation"), ("minor_faults", "minor_faults")):
         check(f"csv {r['trace_name']} {a} {key} = median of the runs", near(med(sha, a, col), r[key]), (med(sha, a, col), r[key]))
     g = med(sha, "glibc", "ops_per_sec"); m = med(sha, a, "ops_per_sec")
-    check(f"csv {r['trace_name']} {a} speed_vs_glibc", near(m / g if m and g else None, r["speed_vs_glibc"]))
+    check(f"csv {r['trace_name']} {a} speed_vs_baseline (glibc)", r["baseline"] == "glibc" and
+          near(m / g if m and g else None, r["speed_vs_baseline"]))
     lo = con.execute("SELECT min(ops_per_sec), max(ops_per_sec) FROM runs WHERE trace_sha256 = ? AND allocator = ? AND status = 'ok'", (sha, a)).fetchone()
     check(f"csv {r['trace_name']} {a} min/max", near(lo[0], r["ops_per_sec_min"]) and near(lo[1], r["ops_per_sec_max"]))
+for r in csv.DictReader(open("rj.csv")):
+    sha, a = r["trace_sha256"], r["allocator"]
+    j = med(sha, "jemalloc", "ops_per_sec"); m = med(sha, a, "ops_per_sec")
+    check(f"csv --baseline jemalloc {r['trace_name']} {a}", r["baseline"] == "jemalloc" and
+          near(m / j if m and j else None, r["speed_vs_baseline"]), (r["baseline"], r["speed_vs_baseline"]))
 tl = [a for t in js["traces"] if t["name"] == "d.zst" for a in t["allocators"] if a["name"] == "tlscache"]
 check("json: tlscache 0/1 with the crash", len(tl) == 1 and tl[0]["runs_ok"] == 0 and tl[0]["failures"][0]["status"] == "crashed"
       and tl[0]["ops_per_sec"]["median"] is None, tl)
@@ -85,10 +100,16 @@ def check(what, cond, detail=""):
 rec = {t["name"]: t for t in json.load(open("rec.json"))["recommendations"]}
 for name, t in rec.items():
     for p in t["picks"]:
-        check(f"{name} {p['goal']}: picked with evidence and a runner-up", p["allocator"] and p["runner_up"] and "runner-up" in p["evidence"], p)
+        check(f"{name} {p['goal']}: picked with evidence and a runner-up", p["allocator"] and p["runner_up"] and
+              ("runner-up" in p["evidence"] or "best median" in p["evidence"]), p)
+        check(f"{name} {p['goal']}: a verdict against the baseline glibc", p["baseline"] == "glibc" and
+              p["verdict"] in ("meaningful", "no meaningful difference", "undecided"), p)
+        check(f"{name} {p['goal']}: no meaningful difference => the pick is the baseline or the leader was",
+              p["verdict"] != "no meaningful difference" or p["allocator"] == "glibc" or p["leader"] == "glibc" or
+              p["leader"] == p["allocator"], p)
         check(f"{name} {p['goal']}: evidence gives the range over runs", re.search(r"over 2 runs", p["evidence"]) is not None, p["evidence"])
-        check(f"{name} {p['goal']}: not significant => a warning says why",
-              p["significant"] or any(w.startswith(("not significant", "a tie")) for w in p["warnings"]), p)
+        check(f"{name} {p['goal']}: not meaningful => a warning says why",
+              p["significant"] or any(w.startswith(("no meaningful difference", "undecided")) for w in p["warnings"]), p)
         check(f"{name} {p['goal']}: tlscache (crashed) never picked", p["allocator"] != "tlscache")
     if name != "d.zst":
         sp = [p for p in t["picks"] if p["goal"] == "speed"][0]
@@ -101,7 +122,7 @@ check("s2_t1.zst: no freelist thread caution at 1 thread", "freelist:" not in c(
 check("2 repetitions: caution to repeat more", "allocreplay --repeat 5" in c("d.zst"))
 exit(1 if bad else 0)
 PY
-# A single repetition makes every pick "not significant".
+# A single repetition leaves every pick undecided.
 "$AR" s2_t1.zst -a glibc,pool --repeat 1 --db one.db >/dev/null 2>&1 || fail "replay one.db"
 "$AREP" --db one.db --recommend >one.txt
 expect_eq "1 repetition: every pick flagged" "$(grep -c 'has a single successful repetition' one.txt)" 4
@@ -134,7 +155,8 @@ expect_eq "merged foreign keys" "$(q m.db 'PRAGMA foreign_key_check' | wc -l)" 0
 "$AREP" merge new.db one.db b.db >merge3.txt 2>&1 || fail "merge into new: exit $?"
 expect_eq "new OUT: runs" "$(q new.db 'SELECT count(*) FROM runs')" $(($(q one.db 'SELECT count(*) FROM runs') + $(q b.db 'SELECT count(*) FROM runs')))
 expect_eq "new OUT: traces" "$(q new.db 'SELECT count(*) FROM traces')" 2
-"$AREP" --db new.db --format csv | grep -c ',glibc,' | grep -q '^2$' && ok "report on the merged db" || fail "report on new.db"
+"$AREP" --db new.db --format csv | awk -F, '$5 == "glibc"' | grep -c . | grep -q '^2$' && ok "report on the merged db" ||
+	fail "report on new.db"
 # Another schema version is refused and OUT is left as it was.
 cp b.db old.db && q old.db "PRAGMA user_version = 1"
 before=$(dump m.db)

@@ -5,7 +5,8 @@
 # show up), and the DOM Chromium built holds every chart with its data:
 # a throughput bar per allocator with ok runs, latency CDF and tail lines,
 # RSS lines plus the live-bytes line, and the thread-scaling chart of S2 at
-# 1, 2 and 4 threads. Installs the Debian chromium package when root and
+# 1, 2 and 4 threads; the baseline row marked and named, a verdict on every
+# recommendation. Installs the Debian chromium package when root and
 # missing; skips (77) otherwise. The screenshot is kept in test-logs/.
 . "$(dirname "$0")/report_lib.inc"
 if ! command -v chromium >/dev/null; then
@@ -87,6 +88,10 @@ if kinds.get("scaling"):
     check("scaling: 1, 2 and 4 threads each", all([v.split(":")[0] for v in vals.split()] == ["1", "2", "4"] for _, vals in ser), ser)
 check("failed run shown with its reason", re.search(r'failed: tlscache repetition 1 \(run \d+\): <b>crashed</b> — killed by signal', dom) is not None)
 check("recommendations: 4 goals per trace", dom.count('<li data-goal=') == 4 * len(traces))
+check("recommendations: a verdict on each", len(re.findall(r'<li data-goal="[^"]+" data-verdict="(meaningful|no meaningful difference|undecided)"', dom)) == 4 * len(traces))
+check("the baseline row marked on each trace (glibc: no trace says what its program ran on)",
+      len(re.findall(r'<tr data-allocator="glibc" class="baseline">', dom)) == len(traces) and "glibc (baseline)" in dom)
+check("the baseline named under each heading", dom.count("baseline: glibc (the trace does not say") == len(traces))
 sys.exit(1 if bad else 0)
 PY
 finish

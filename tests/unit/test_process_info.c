@@ -82,7 +82,10 @@ static void fill_all(ar_writer_t *w)
 			       .peak_rss_bytes = 1ull << 40, /* big values survive: varints */
 			       .end_rss_bytes = 3u << 20,
 			       .end_time_ns = UINT64_MAX,
-			       .sample_interval_ns = 10000000};
+			       .sample_interval_ns = 10000000,
+			       .cpu_user_ns = 123456789,
+			       .cpu_sys_ns = 42,
+			       .recorder_rss_bytes = 5u << 20};
 	EXPECT(ar_meta_process(&m, &p) == 0);
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
 }
@@ -108,6 +111,8 @@ static void test_roundtrip(void)
 		EXPECT_U64(p->end_rss_bytes, 3u << 20);
 		EXPECT_U64(p->end_time_ns, UINT64_MAX);
 		EXPECT_U64(p->sample_interval_ns, 10000000);
+		EXPECT(p->has_cpu && p->cpu_user_ns == 123456789 && p->cpu_sys_ns == 42);
+		EXPECT_U64(p->recorder_rss_bytes, 5u << 20);
 	}
 	EXPECT_U64(ar_reader_rss_count(r), 101);
 	const ar_rss_sample_t *s = ar_reader_rss_at(r, 0);
@@ -313,7 +318,10 @@ static void test_appended_fields(void)
 	uint8_t raw[256], body[64], *q = raw, *b = body;
 	for (int i = 0; i < 6; i++)
 		b = ar_put_varint(b, (uint64_t)i + 1);
-	b = ar_put_varint(b, 999); /* a seventh field */
+	b = ar_put_varint(b, 7);   /* user CPU ns (SPEC 6.10, optional) */
+	b = ar_put_varint(b, 8);   /* system CPU ns */
+	b = ar_put_varint(b, 9);   /* the recorder's peak */
+	b = ar_put_varint(b, 999); /* a tenth field, from a later minor version */
 	q = ar_put_varint(q, AR_REC_PROCESS);
 	q = ar_put_varint(q, (uint64_t)(b - body));
 	memcpy(q, body, (size_t)(b - body));
@@ -328,6 +336,7 @@ static void test_appended_fields(void)
 	EXPECT_U64(ar_reader_status(r), AR_STATUS_TRUNCATED); /* no footer */
 	const ar_process_info_t *p = ar_reader_process(r);
 	EXPECT(p && !p->has_allocator && p->has_process && p->start_rss_bytes == 1 && p->sample_interval_ns == 6);
+	EXPECT(p && p->has_cpu && p->cpu_user_ns == 7 && p->cpu_sys_ns == 8 && p->recorder_rss_bytes == 9);
 	EXPECT_U64(ar_reader_rss_count(r), 1);
 	EXPECT(ar_reader_rss_at(r, 0) && ar_reader_rss_at(r, 0)->rss_bytes == 3);
 	ar_reader_close(r);

@@ -2,8 +2,11 @@
  * test_recommend.c — unit tests of allocreport's recommendation logic
  * (analysis/report_recommend.c) on hand-built comparisons, no replay and no
  * timing: which allocator is picked for speed, memory, tail latency and
- * balance; when a pick is "not significant" (overlapping ranges, a single
- * repetition) or a tie; allocators with failed runs left out unless all
+ * balance; the verdict (effect floor + bootstrap over repetitions): clear
+ * differences meaningful, noise around 1.03x not ("no meaningful
+ * difference", and the pick is then the baseline), a single repetition
+ * undecided; the baseline being the recorded allocator; predicted figures
+ * ranking speed and memory; allocators with failed runs left out unless all
  * failed; a figure not measured (NAN) never picked; the cautions (freelist
  * and threads, pool's falling live set, arena's long-lived objects, failed
  * runs, few repetitions) and a caution travelling with the pick it names;
@@ -147,8 +150,8 @@ static void test_clear_winners(void)
 	ar_res_trace_free(&t);
 }
 
-/* Overlapping min-max ranges: the better median is still picked, but not
- * significant, with a warning naming both ranges. */
+/* Overlapping repetitions 5 % apart: no meaningful difference, so the pick
+ * is the baseline (glibc), the leader its runner-up. */
 static void test_overlap(void)
 {
 	ar_res_trace_t t;
@@ -159,11 +162,15 @@ static void test_overlap(void)
 	ar_res_set_t s = set_of(&t, 1);
 	ar_rep_advice_t ad;
 	ar_rep_advise(&s, &t, &ad);
-	EXPECT_STR(name_of(&ad.picks[SPEED]), "jemalloc");
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "glibc");
+	EXPECT_STR(second_of(&ad.picks[SPEED]), "jemalloc");
+	EXPECT_STR(ad.picks[SPEED].leader->name, "jemalloc");
 	EXPECT(!ad.picks[SPEED].significant);
+	EXPECT_STR(ad.picks[SPEED].verdict, "no meaningful difference");
 	EXPECT_U64(ad.picks[SPEED].nwarnings, 1);
 	EXPECT(has_prefix(ad.picks[SPEED].warnings, ad.picks[SPEED].nwarnings,
-			  "not significant: the min-max ranges of jemalloc"));
+			  "no meaningful difference: jemalloc is 1.05x glibc (95% bootstrap interval"));
+	EXPECT(strstr(ad.picks[SPEED].warnings[0], "stay on glibc, the baseline") != NULL);
 	EXPECT_STR(name_of(&ad.picks[MEMORY]), "glibc");
 	EXPECT(!ad.picks[MEMORY].significant);
 	EXPECT_STR(name_of(&ad.picks[TAIL]), "glibc");
@@ -172,7 +179,7 @@ static void test_overlap(void)
 	ar_res_trace_free(&t);
 }
 
-/* Medians within 1 %: a tie, even with disjoint ranges. */
+/* Medians within the 5 % floor: no meaningful difference, however steady. */
 static void test_tie(void)
 {
 	ar_res_trace_t t;
@@ -183,16 +190,17 @@ static void test_tie(void)
 	ar_res_set_t s = set_of(&t, 1);
 	ar_rep_advice_t ad;
 	ar_rep_advise(&s, &t, &ad);
-	EXPECT_STR(name_of(&ad.picks[SPEED]), "mimalloc");
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "glibc");
 	EXPECT(!ad.picks[SPEED].significant);
-	EXPECT(has_prefix(ad.picks[SPEED].warnings, ad.picks[SPEED].nwarnings, "a tie: mimalloc and glibc"));
+	EXPECT(has_prefix(ad.picks[SPEED].warnings, ad.picks[SPEED].nwarnings,
+			  "no meaningful difference: mimalloc is 1.005x glibc, within the 5% floor"));
 	EXPECT(ad.picks[MEMORY].significant); /* 2x apart, ranges 0.02 % wide */
 	ar_rep_advice_free(&ad);
 	ar_res_trace_free(&t);
 }
 
-/* One repetition each: no spread, so not significant, and a caution that
- * every allocator has a single repetition. */
+/* One repetition each: no verdict possible (undecided), the leader stays the
+ * pick, and a caution that every allocator has a single repetition. */
 static void test_single_repetition(void)
 {
 	ar_res_trace_t t;
@@ -205,8 +213,9 @@ static void test_single_repetition(void)
 	ar_rep_advise(&s, &t, &ad);
 	EXPECT_STR(name_of(&ad.picks[SPEED]), "jemalloc");
 	EXPECT(!ad.picks[SPEED].significant);
+	EXPECT_STR(ad.picks[SPEED].verdict, "undecided");
 	EXPECT(has_prefix(ad.picks[SPEED].warnings, ad.picks[SPEED].nwarnings,
-			  "not significant: jemalloc has a single successful repetition"));
+			  "undecided: jemalloc has a single successful repetition, so no verdict is possible"));
 	EXPECT(strstr(ad.picks[SPEED].evidence, "1 run, no spread") != NULL);
 	EXPECT(has_prefix(ad.cautions, ad.ncautions, "every allocator has 1 successful repetition(s)"));
 	ar_rep_advice_free(&ad);
@@ -369,9 +378,12 @@ static void test_print(void)
 	ar_res_finish(&t[1]);
 	ar_res_set_t s = set_of(t, 2);
 	const enum ar_res_format fmts[] = {AR_RES_TABLE, AR_RES_MARKDOWN, AR_RES_CSV, AR_RES_JSON};
-	const char *const want[] = {"  speed         jemalloc\n", "- **speed: jemalloc**", ",speed,ops_per_sec,jemalloc,200,glibc,100,1,",
+	const char *const want[] = {"  speed         jemalloc\n", "- **speed: jemalloc**",
+				    ",speed,ops_per_sec,jemalloc,200,glibc,100,1,meaningful,glibc,jemalloc,",
 				    "\"significant\": true"};
-	const char *const unsig[] = {"(not significant)", "(not significant)", ",0,", "\"significant\": false"};
+	const char *const unsig[] = {"(no meaningful difference: stay on the baseline)",
+				     "(no meaningful difference: stay on the baseline)", ",0,no meaningful difference,glibc,jemalloc,",
+				     "\"verdict\": \"no meaningful difference\""};
 	for (size_t i = 0; i < sizeof fmts / sizeof *fmts; i++) {
 		char *buf = NULL;
 		size_t len = 0;
@@ -386,6 +398,115 @@ static void test_print(void)
 	}
 	ar_res_trace_free(&t[0]);
 	ar_res_trace_free(&t[1]);
+}
+
+/* The issue's case: a 1.03x lead with run-to-run spread (5 repetitions) is
+ * no meaningful difference; a clear 1.4x lead with the same spread is. */
+static void test_noise_around_103(void)
+{
+	ar_res_trace_t t;
+	trace_init(&t, "noise", 1);
+	static const double g[] = {100, 94, 106, 99, 103}, m[] = {103, 97, 110, 101, 107};
+	for (int k = 0; k < 5; k++) {
+		add_run(&t, "glibc", "ok", g[k], 1000000, 500, NAN);
+		add_run(&t, "mimalloc", "ok", m[k], 1000000, 500, NAN);
+		add_run(&t, "fast", "ok", 1.4 * g[k], 1000000, 500, NAN);
+	}
+	ar_res_finish(&t);
+	ar_res_set_t s = set_of(&t, 1);
+	ar_rep_advice_t ad;
+	ar_rep_advise(&s, &t, &ad);
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "fast");
+	EXPECT(ad.picks[SPEED].significant);
+	EXPECT_STR(ad.picks[SPEED].verdict, "meaningful");
+	EXPECT(ad.picks[SPEED].interval_lo > 1.05);
+	ar_rep_advice_free(&ad);
+	ar_res_trace_free(&t);
+
+	trace_init(&t, "noise only", 1);
+	for (int k = 0; k < 5; k++) {
+		add_run(&t, "glibc", "ok", g[k], 1000000, 500, NAN);
+		add_run(&t, "mimalloc", "ok", m[k], 1000000, 500, NAN);
+	}
+	ar_res_finish(&t);
+	s = set_of(&t, 1);
+	ar_rep_advise(&s, &t, &ad);
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "glibc");
+	EXPECT_STR(ad.picks[SPEED].leader->name, "mimalloc");
+	EXPECT(!ad.picks[SPEED].significant);
+	EXPECT_STR(ad.picks[SPEED].verdict, "no meaningful difference");
+	ar_rep_advice_free(&ad);
+	ar_res_trace_free(&t);
+}
+
+/* The program ran on jemalloc: the verdict is against jemalloc, not glibc;
+ * a leader not meaningfully better than jemalloc leaves jemalloc the pick. */
+static void test_recorded_baseline(void)
+{
+	ar_res_trace_t t;
+	trace_init(&t, "server", 1);
+	t.recorded_allocator = ar_res_strdup("jemalloc");
+	add3(&t, "glibc", 100, 1000000, 500, 0.01);
+	add3(&t, "jemalloc", 150, 900000, 400, 0.01);
+	add3(&t, "mimalloc", 152, 2000000, 390, 0.01);
+	ar_res_finish(&t);
+	ar_res_set_t s = set_of(&t, 1);
+	ar_rep_advice_t ad;
+	ar_rep_advise(&s, &t, &ad);
+	EXPECT_STR(t.baseline, "jemalloc");
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "jemalloc"); /* mimalloc's 1.3 % lead is below the floor */
+	EXPECT_STR(ad.picks[SPEED].leader->name, "mimalloc");
+	EXPECT_STR(ad.picks[SPEED].verdict, "no meaningful difference");
+	EXPECT_STR(name_of(&ad.picks[MEMORY]), "jemalloc"); /* the baseline leads: compared with the runner-up */
+	EXPECT(ad.picks[MEMORY].significant);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ar_rep_print_advice(f, &s, AR_RES_TABLE);
+	fclose(f);
+	EXPECT(strstr(buf, "baseline jemalloc (recorded)") != NULL);
+	EXPECT(strstr(buf, "speed         jemalloc (no meaningful difference: stay on the baseline)") != NULL);
+	free(buf);
+	ar_rep_advice_free(&ad);
+	ar_res_trace_free(&t);
+}
+
+/* Predicted program figures, when every allocator has them, rank speed and
+ * memory: here the replay's fastest (churn) is not the program's fastest. */
+static void test_predictions_rank(void)
+{
+	ar_res_trace_t t;
+	trace_init(&t, "predicted", 1);
+	for (int k = -1; k <= 1; k++) {
+		ar_res_run_t r;
+		memset(&r, 0, sizeof r);
+		for (int m = 0; m < AR_RES_NFIG; m++)
+			r.fig[m] = NAN;
+		r.run_id = next_run_id++;
+		r.status = (char *)"ok";
+		r.fig[AR_RES_P99] = 500;
+		r.fig[AR_RES_OPS] = 100 * (1 + 0.01 * k);
+		r.fig[AR_RES_HEAP] = 1e6;
+		r.fig[AR_RES_PRED_TIME] = 1e9 * (1 + 0.01 * k);
+		r.fig[AR_RES_PRED_RSS] = 5e7;
+		ar_res_add_run(ar_res_alloc_slot(&t, "glibc", NULL), &r);
+		r.fig[AR_RES_OPS] = 300 * (1 + 0.01 * k); /* 3x the churn speed ... */
+		r.fig[AR_RES_PRED_TIME] = 1.2e9 * (1 + 0.01 * k); /* ... yet the program is slower */
+		r.fig[AR_RES_PRED_RSS] = 4e7;
+		ar_res_add_run(ar_res_alloc_slot(&t, "arena", NULL), &r);
+	}
+	ar_res_finish(&t);
+	ar_res_set_t s = set_of(&t, 1);
+	ar_rep_advice_t ad;
+	ar_rep_advise(&s, &t, &ad);
+	EXPECT_STR(ad.picks[SPEED].metric, "predicted_time_ns");
+	EXPECT_STR(name_of(&ad.picks[SPEED]), "glibc");
+	EXPECT(ad.picks[SPEED].significant);
+	EXPECT_STR(ad.picks[MEMORY].metric, "predicted_peak_rss_bytes");
+	EXPECT_STR(name_of(&ad.picks[MEMORY]), "arena");
+	EXPECT(strstr(ad.picks[MEMORY].evidence, "0.80x glibc's") != NULL);
+	ar_rep_advice_free(&ad);
+	ar_res_trace_free(&t);
 }
 
 int main(void)
@@ -408,6 +529,9 @@ int main(void)
 	RUN(test_pool_shrinking);
 	RUN(test_arena);
 	RUN(test_print);
+	RUN(test_noise_around_103);
+	RUN(test_recorded_baseline);
+	RUN(test_predictions_rank);
 	sqlite3_close(db);
 	return TEST_END();
 }

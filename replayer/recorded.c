@@ -1,0 +1,117 @@
+/*
+ * recorded.c — what the recorded program itself ran on and measured (trace
+ * format 1.1: the ALLOCATOR, PROCESS and RSS_SAMPLE records), as the traces
+ * table stores it and the predictions (predict.c) use it.
+ *
+ * The allocator is named by matching the object the recorder proved served
+ * the program's malloc against the registry: the same canonical path first
+ * (recorded on this machine); else the same file name (another machine's
+ * layout); else the same family by file name ("libjemalloc.so.1" is
+ * jemalloc, "libtcmalloc.so.4" is gperftools' tcmalloc, which the registry
+ * has as tcmalloc_minimal — the reason says so). A library no registry
+ * entry matches leaves the name empty, and the reason says which it was:
+ * replay then has no recorded row to compare with, and nothing is predicted.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* "libNAME.so…" or "liballocrr-NAME.so…" for registry name n ("libc.so…" for
+ * glibc). */
+static int same_family(const char *file, const char *n)
+{
+	if (!strcmp(n, "glibc"))
+		return !strncmp(file, "libc.so", 7) || !strncmp(file, "libc-", 5);
+	char a[128], b[128];
+	snprintf(a, sizeof a, "lib%s", n);
+	snprintf(b, sizeof b, "liballocrr-%s.so", n);
+	size_t la = strlen(a);
+	return (!strncmp(file, a, la) && (file[la] == '.' || file[la] == '_' || file[la] == '-')) ||
+	       !strcmp(file, b) || !strncmp(file, b, strlen(b));
+}
+
+/* The registry name for the recorded object (path, soname), or "" with why. */
+static void match_registry(ar_recorded_t *rec, const char *path, const char *soname)
+{
+	char canon[PATH_MAX];
+	const char *p = realpath(path, canon) ? canon : path;
+	int best = 0; /* 3 same path, 2 same file name, 1 same family */
+	ar_allocator_t a, pick;
+	for (int i = 0; i < ar_registry_count(); i++) {
+		if (ar_registry_get(i, &a) != 0 || !a.installed || !a.library[0])
+			continue;
+		int score = !strcmp(a.library, p) ? 3
+			  : !strcmp(base_name(a.library), base_name(p)) ||
+				    (soname[0] && !strcmp(base_name(a.library), soname)) ? 2
+			  : same_family(base_name(p), a.name) || (soname[0] && same_family(soname, a.name)) ? 1
+												     : 0;
+		if (score > best) {
+			best = score;
+			pick = a;
+		}
+	}
+	if (!best) {
+		snprintf(rec->reason, sizeof rec->reason,
+			 "the recorded program's malloc came from %.600s, which no installed allocator of "
+			 "allocreplay --list is", path);
+		return;
+	}
+	snprintf(rec->allocator, sizeof rec->allocator, "%s", pick.name);
+	if (best == 1)
+		snprintf(rec->reason, sizeof rec->reason,
+			 "the recorded program's malloc came from %.300s; replayed with %s's %.300s, the same "
+			 "allocator family but another build", path, pick.name, pick.library);
+}
+
+void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
+{
+	memset(rec, 0, sizeof *rec);
+	rec->duration_ns = rec->start_rss_bytes = rec->peak_rss_bytes = rec->cpu_ns = rec->recorder_bytes = NAN;
+	const ar_process_info_t *p = ar_reader_process(r);
+	const ar_footer_t *f = ar_reader_footer(r);
+	rec->rss_samples = ar_reader_rss_count(r);
+	if (p && p->has_process && p->end_time_ns)
+		rec->duration_ns = (double)p->end_time_ns;
+	else if (f && f->end_time_ns)
+		rec->duration_ns = (double)f->end_time_ns;
+	if (!p) {
+		snprintf(rec->reason, sizeof rec->reason,
+			 "the trace does not say what the program ran on nor its RSS (format %u.%u, "
+			 "recorded before allocrr format 1.1, or not by allocrec)",
+			 ar_reader_header(r)->version_major, ar_reader_header(r)->version_minor);
+		return;
+	}
+	if (p->has_process) {
+		if (p->has_cpu)
+			rec->cpu_ns = (double)p->cpu_user_ns + (double)p->cpu_sys_ns;
+		if (p->recorder_rss_bytes)
+			rec->recorder_bytes = (double)p->recorder_rss_bytes;
+		if (p->start_rss_bytes)
+			rec->start_rss_bytes = (double)p->start_rss_bytes;
+		if (p->peak_rss_bytes)
+			rec->peak_rss_bytes = (double)p->peak_rss_bytes;
+	} else if (rec->rss_samples) {
+		rec->start_rss_bytes = (double)ar_reader_rss_at(r, 0)->rss_bytes;
+	}
+	if (p->has_allocator) {
+		snprintf(rec->library, sizeof rec->library, "%s", p->alloc_path);
+		snprintf(rec->version, sizeof rec->version, "%s", p->alloc_version);
+		match_registry(rec, p->alloc_path, p->alloc_soname);
+	} else {
+		snprintf(rec->reason, sizeof rec->reason, "the trace does not say which allocator served "
+			 "the program");
+	}
+	if (isnan(rec->peak_rss_bytes) && !rec->reason[0])
+		snprintf(rec->reason, sizeof rec->reason, "the trace has no peak RSS (it was not closed "
+			 "cleanly: no PROCESS record)");
+}

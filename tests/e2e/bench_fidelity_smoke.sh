@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# make bench-fidelity's harness end to end, tiny: two real programs (sqlite3
+# and /usr/bin/python3) with small inputs, two allocators (glibc and our
+# pool), two real runs and two replays each; then the structure of what it
+# leaves (every allocator has its real runs, the database its replays, the
+# report its fields) and the analysis on doctored real runs whose answer is
+# known. Nothing here depends on a timing.
+. "$(dirname "$0")/../../replayer/tests/e2e_lib.sh"
+need_allocators glibc pool
+for c in /usr/bin/python3 /usr/bin/time; do [ -x $c ] || { echo "$c not installed"; exit 77; }; done
+FID=$ROOT/bench/fidelity
+O=$T/fid
+
+ALLOCRR_BUILD=$B FIDELITY_OUT=$O FIDELITY_PROGRAMS="sqlite python" FIDELITY_REPS=2 FIDELITY_REPLAY_REPS=2 \
+	FIDELITY_ALLOCATORS=glibc,pool FIDELITY_SQLITE_ROWS=2000 FIDELITY_PY_N=2000 \
+	bash "$FID/run.sh" >out.txt 2>&1
+expect_eq "run.sh exit status" $? 0
+cat out.txt
+
+# real runs: 2 per program x allocator, each with a time and a peak RSS
+expect_eq "real runs that failed" "$(tail -n +2 "$O/failures.csv" | wc -l)" 0
+for p in sqlite python; do
+	for a in glibc pool; do
+		expect_eq "$p $a: real runs" "$(grep -c "^$p,$a," "$O/real.csv")" 2
+		expect_eq "$p $a: real runs with time > 0 and RSS > 0" \
+			"$(awk -F, -v p=$p -v a=$a '$1 == p && $2 == a && $4 > 0 && $7 > 0' "$O/real.csv" | wc -l)" 2
+	done
+	sha=$(awk -F, -v p=$p '$1 == p { print $2 }' "$O/traces.csv")
+	trace=$(awk -F, -v p=$p '$1 == p { print $5 }' "$O/traces.csv")
+	expect_eq "$p: traces.csv names the trace's SHA-256" "$(sha256sum "$trace" | cut -d' ' -f1)" "$sha"
+	for a in glibc pool; do
+		expect_eq "$p $a: ok replays in the database" \
+			"$(q "$O/fidelity.db" "SELECT count(*) FROM runs WHERE trace_sha256 = '$sha' AND allocator = '$a' AND status = 'ok'")" 2
+	done
+	expect_eq "$p: recommend.json has a speed pick" \
+		"$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1]));
+print(sum(p["goal"] == "speed" for r in d["recommendations"] for p in r["picks"]))' "$O/$p/recommend.json")" 1
+	grep -q "^$p: baseline glibc, time = CPU s (user + sys), 2 real runs per allocator" "$O/report.txt" &&
+		ok "$p: report section" || fail "$p: no report section"
+done
+for field in "allocator the trace says the program ran on: " "Spearman time" "pairs disjoint and > 25% apart ordered right: time" "--recommend speed: " \
+	"--recommend memory: " "real runs that failed (no figure)" "time pairs ordered right (target: all)" "memory pairs ordered right (target: all)" \
+	"predicted time ratio vs real ratio (target ±15 %)" "predicted peak RSS vs real peak RSS (target ±10 %)" \
+	"--recommend speed within 10 % of the real best (target ≥ 90 %)"; do
+	grep -qF -- "$field" "$O/report.txt" && ok "report has '$field'" || fail "report lacks '$field'"
+done
+grep -Eq '^  programs +2 compared$' "$O/report.txt" && ok "summary: 2 programs compared" ||
+	fail "summary: not '2 compared': $(grep '^  programs' "$O/report.txt")"
+grep -q '^| allocator | real time s' "$O/report.md" && grep -q '^### Summary' "$O/report.md" &&
+	ok "report.md has the tables" || fail "report.md lacks the tables"
+
+# Doctored real runs with a known answer: pool 3x glibc's time with disjoint
+# ranges is a pair replay must order; whichever way replay ordered it, the
+# analysis must count it and, when wrong, name it.
+cp -r "$O" doc
+awk -F, -v OFS=, 'NR > 1 && $1 == "sqlite" { $4 = ($2 == "pool" ? 3 : 1) + ($3 - 1) / 10 } { print }' \
+	"$O/real.csv" >doc/real.csv
+/usr/bin/python3 "$FID/analyze.py" doc >doc.txt
+expect_eq "analyze.py on doctored runs" $? 0
+pairs=$(sed -n '/^sqlite:/,/^python:/p' doc.txt |
+	sed -n 's/.*ordered right: time \([0-9]*\/[0-9]*\),.*/\1/p')
+case $pairs in
+1/1) ok "the 3x pair counted and ordered right" ;;
+0/1) grep -q 'time order wrong: glibc < pool (real 2.90x' doc.txt && ok "the 3x pair counted, named as wrong" ||
+	fail "pair 0/1 without the disagreement named" ;;
+*) fail "the 3x pair: got '$pairs', want 1/1 or 0/1" ;;
+esac
+grep -q '^glibc (base) *1\.05 (1\.00-1\.10) *1\.00 ' doc.txt && ok "medians and ranges of the doctored runs" ||
+	fail "doctored glibc row: $(grep '^glibc (base)' doc.txt | head -1)"
+
+/usr/bin/python3 "$FID/analyze.py" >/dev/null 2>&1
+[ $? -ne 0 ] && ok "analyze.py without a directory: usage error" || fail "analyze.py without a directory exits 0"
+finish
