@@ -168,21 +168,23 @@ all: $(ALL_TARGETS)
 
 # ---- test -----------------------------------------------------------------------
 # The ASan+UBSan build of the unit tests runs in a sub-make so its objects
-# live apart (build/san-address-undefined) from the normal ones.
+# live apart ($(BUILD)/san-address-undefined) from the normal ones; the
+# sub-make is given its own BUILD, since a BUILD from the command line
+# would otherwise reach it too and mix the two builds' objects.
 .PHONY: test test-build test-san-build test-tsan-build
 test-build: all $(UNIT_TESTS)
 test-san-build: | $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory SAN=address,undefined unit-tests
+	$(Q)$(MAKE) --no-print-directory SAN=address,undefined BUILD=$(BUILD)/san-address-undefined unit-tests
 test-tsan-build: | $(DEPS_STAMP)
-	$(Q)$(MAKE) --no-print-directory SAN=thread tsan-tests
+	$(Q)$(MAKE) --no-print-directory SAN=thread BUILD=$(BUILD)/san-thread tsan-tests
 
 .PHONY: unit-tests tsan-tests
 unit-tests: $(UNIT_TESTS)
 tsan-tests: $(TSAN_TESTS)
 
 test: test-build test-san-build test-tsan-build $(RUN_DEPS_STAMP) $(TEST_DEPS_STAMP)
-	$(Q)ALLOCRR_BUILD=$(BUILD) ALLOCRR_SAN_BUILD=build/san-address-undefined \
-	  ALLOCRR_TSAN_BUILD=build/san-thread ALLOCRR_TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
+	$(Q)ALLOCRR_BUILD=$(BUILD) ALLOCRR_SAN_BUILD=$(BUILD)/san-address-undefined \
+	  ALLOCRR_TSAN_BUILD=$(BUILD)/san-thread ALLOCRR_TSAN_TESTS="$(notdir $(TSAN_TESTS))" \
 	  tests/run.sh $(UNIT_TESTS) -- $(E2E_TESTS)
 
 # The torture and fault-injection scripts (tests/e2e/torture_*.sh) run in

@@ -192,6 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char msg[512];
 		CHECK(ar_wl_open(&w, wl_path, msg, sizeof msg) == 0);
 		CHECK(w.hdr->trace_status <= AR_STATUS_CORRUPT);
+		/* every thread switch became exactly one of the schedule's outcomes */
+		CHECK(w.hdr->switches == w.hdr->handoffs + w.hdr->handoffs_dropped + w.hdr->switches_interleaved);
 		check_ops(&w);
 		dry_run(&w);
 		ar_wl_close(&w);
