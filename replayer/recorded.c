@@ -91,15 +91,24 @@ void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
 			 ar_reader_header(r)->version_major, ar_reader_header(r)->version_minor);
 		return;
 	}
+	const char *absurd = NULL; /* SPEC 7.4: valid bytes, impossible figures */
 	if (p->has_process) {
 		if (p->has_cpu)
 			rec->cpu_ns = (double)p->cpu_user_ns + (double)p->cpu_sys_ns;
-		if (p->recorder_rss_bytes)
-			rec->recorder_bytes = (double)p->recorder_rss_bytes;
 		if (p->start_rss_bytes)
 			rec->start_rss_bytes = (double)p->start_rss_bytes;
 		if (p->peak_rss_bytes)
 			rec->peak_rss_bytes = (double)p->peak_rss_bytes;
+		if (p->recorder_rss_bytes)
+			rec->recorder_bytes = (double)p->recorder_rss_bytes;
+		if (p->peak_rss_bytes && p->peak_rss_bytes < p->start_rss_bytes) {
+			rec->peak_rss_bytes = rec->start_rss_bytes = NAN;
+			absurd = "the trace's peak RSS is below its start RSS, so neither is used";
+		} else if (p->recorder_rss_bytes && p->recorder_rss_bytes >= p->peak_rss_bytes) {
+			rec->recorder_bytes = NAN;
+			absurd = "the trace says the recorder's own memory was not below the peak RSS; the peak "
+				 "is taken whole";
+		}
 	} else if (rec->rss_samples) {
 		rec->start_rss_bytes = (double)ar_reader_rss_at(r, 0)->rss_bytes;
 	}
@@ -110,6 +119,10 @@ void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
 	} else {
 		snprintf(rec->reason, sizeof rec->reason, "the trace does not say which allocator served "
 			 "the program");
+	}
+	if (absurd) {
+		size_t n = strlen(rec->reason);
+		snprintf(rec->reason + n, sizeof rec->reason - n, "%s%s", n ? "; " : "", absurd);
 	}
 	if (isnan(rec->peak_rss_bytes) && !rec->reason[0])
 		snprintf(rec->reason, sizeof rec->reason, "the trace has no peak RSS (it was not closed "

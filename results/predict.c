@@ -113,8 +113,10 @@ void ar_res_predict(ar_res_trace_t *t)
 			if (!r->status || strcmp(r->status, "ok"))
 				continue;
 			double heap = r->fig[AR_RES_HEAP];
-			double program_peak = t->recorded_peak_rss_bytes -
-					      (known(t->recorded_recorder_bytes) ? t->recorded_recorder_bytes : 0);
+			/* the recorder's share, unless a hostile figure would leave nothing */
+			double program_peak = t->recorded_peak_rss_bytes;
+			if (known(t->recorded_recorder_bytes) && t->recorded_recorder_bytes < program_peak)
+				program_peak -= t->recorded_recorder_bytes;
 			if (!decided(r, AR_RES_PRED_TIME, AR_RES_PRED_RSS, r->prediction_reason)) {
 				if (!no_time && !isnan(r->cpu_ns))
 					r->fig[AR_RES_PRED_TIME] = t->recorded_cpu_ns + (r->cpu_ns - rec_cpu);

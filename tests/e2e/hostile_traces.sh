@@ -24,7 +24,7 @@ LIVE=${ALLOCRR_HOSTILE_LIVE:-2000000}
 mkdir tr
 "$GEN" tr --live "$LIVE" >names.txt || { echo "gen_hostile failed"; exit 1; }
 ncases=$(wc -l <names.txt)
-expect_eq "cases generated" "$ncases" 21
+expect_eq "cases generated" "$ncases" 23
 runs=0
 
 # run TAG CMD...: CMD under the limits; stdout in TAG.out, stderr in TAG.err,
@@ -251,6 +251,27 @@ n=after-exit
 alloctrace_all $n 0 0 0 0 2
 replay $n 0
 runs_ok $n 4
+report $n 0
+
+# Impossible process figures (format 1.1, SPEC 7.4): read as written,
+# never used by replay, and the reason says so; an allocator nobody has
+# leaves the baseline on glibc and predicts nothing.
+n=process-peak-below-start
+alloctrace_all $n 0 0 0 0 2
+replay $n 0
+runs_ok $n 2
+expect_eq "$n: no peak or start RSS used" "$(tq $n "recorded_peak_rss_bytes IS NULL AND recorded_start_rss_bytes IS NULL")" 1
+expect_eq "$n: the reason" "$(tq $n "recorded_reason LIKE '%peak RSS is below its start%'")" 1
+expect_eq "$n: no RSS predicted, none negative" "$(q $n.db "SELECT count(*) FROM runs WHERE predicted_peak_rss_bytes IS NOT NULL OR predicted_time_ns < 0")" 0
+report $n 0
+n=process-recorder-over-peak
+alloctrace_all $n 0 0 0 0 2
+replay $n 0
+runs_ok $n 2
+expect_eq "$n: no recorded allocator" "$(tq $n "recorded_allocator IS NULL AND recorded_recorder_bytes IS NULL")" 1
+expect_eq "$n: the reason names the library and the recorder figure" \
+	"$(tq $n "recorded_reason LIKE '%/nonexistent/libnosuch.so.1%' AND recorded_reason LIKE '%not below the peak%'")" 1
+expect_eq "$n: nothing predicted" "$(q $n.db "SELECT count(*) FROM runs WHERE predicted_peak_rss_bytes IS NOT NULL OR predicted_time_ns IS NOT NULL")" 0
 report $n 0
 
 n=empty

@@ -384,6 +384,30 @@ static void time_and_lifecycle(void)
 		write_thread(&g, 0, e, 2);
 		g_close(&g, 1);
 	}
+	/* SPEC 7.4, format 1.1: a PROCESS record whose peak RSS is below its
+	 * start, and one whose recorder memory exceeds the peak, with an
+	 * allocator no registry knows. Replay must use none of these figures
+	 * and say why. */
+	{
+		gen_t g;
+		g_open(&g, "process-peak-below-start", 0);
+		const ar_process_info_t pb = {.start_rss_bytes = 100u << 20, .peak_rss_bytes = 1u << 20,
+					      .end_time_ns = 1000, .has_cpu = 1, .cpu_user_ns = 5000};
+		META(&g, ar_meta_process(&g.m, &pb));
+		g_meta_flush(&g);
+		const ar_event_t e[] = {mal(1, 16, A(1)), fre(2, A(1))};
+		write_thread(&g, 0, e, 2);
+		g_close(&g, 1);
+		g_open(&g, "process-recorder-over-peak", 0);
+		META(&g, ar_meta_allocator(&g.m, "/nonexistent/libnosuch.so.1", "libnosuch.so.1", "9"));
+		const ar_process_info_t pr = {.start_rss_bytes = 1u << 20, .peak_rss_bytes = 10u << 20,
+					      .end_time_ns = 1000, .has_cpu = 1, .cpu_user_ns = 5000,
+					      .recorder_rss_bytes = 20u << 20};
+		META(&g, ar_meta_process(&g.m, &pr));
+		g_meta_flush(&g);
+		write_thread(&g, 0, e, 2);
+		g_close(&g, 1);
+	}
 	/* Nothing at all: closed cleanly, and header only (never closed). */
 	{
 		gen_t g;
