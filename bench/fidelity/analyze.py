@@ -112,6 +112,11 @@ def analyse(out, prog, real, db, failures):
         return res
     rt = {a: med(r[a]["time"]) for a in allocs}
     rm = {a: med(r[a]["rss"]) for a in allocs}
+    if not rt[base] or not rm[base]:
+        # GNU time counts CPU in 10 ms steps: a program that short has no ratio
+        res["error"] = (f"the baseline {base}'s median real time or RSS is 0 (below GNU time's "
+                        f"10 ms resolution): make the workload bigger")
+        return res
     pt = {a: 1 / med(rep[a]["ops_per_sec"]) for a in allocs}
     pm = {a: med(rep[a]["peak_heap_rss_bytes"]) for a in allocs}
     qt = {a: med(rep[a]["predicted_time_ns"]) for a in allocs}
