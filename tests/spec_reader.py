@@ -131,6 +131,8 @@ class Trace:
         self.allocator = None     # SPEC 6.8: (path, soname, version), the last one
         self.rss = []             # SPEC 6.9: (time ns, seq, rss bytes), file order
         self.process = None       # SPEC 6.10: the six fields, the last one
+        self.source_format = b""  # SPEC 3.1, since 1.2
+        self.scrub_note = b""
 
 
 # ---------------------------------------------------------------- SPEC 3.1
@@ -170,7 +172,11 @@ def parse_header(tr, c):
         elif mask & ~0x3F:
             c.bad("op %d has unknown field mask bits 0x%x" % (code, mask))
         tr.ops[code] = (name.decode("utf-8", "replace"), mask)
-    # SPEC 3.1: stop after the op table, ignore any further bytes.
+    # SPEC 3.1: 1.2 adds two strings after the op table; stop after the
+    # fields of the versions known here, ignore any further bytes.
+    if minor >= 2:
+        tr.source_format = c.string(63, "source format")
+        tr.scrub_note = c.string(1023, "scrub note")
 
 
 # ---------------------------------------------------------------- SPEC 3.2

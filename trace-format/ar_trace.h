@@ -44,8 +44,9 @@ extern "C" {
 
 #define AR_TRACE_VERSION_MAJOR 1 /* readers refuse a different major */
 /* Readers accept any minor, skipping what they do not know. 1.1 added the
- * ALLOCATOR, RSS_SAMPLE and PROCESS records (SPEC 6.8-6.10). */
-#define AR_TRACE_VERSION_MINOR 1
+ * ALLOCATOR, RSS_SAMPLE and PROCESS records (SPEC 6.8-6.10); 1.2 the
+ * header's source format and scrub note and flag bits 2-4 (SPEC 3.1). */
+#define AR_TRACE_VERSION_MINOR 2
 
 /* ---- error codes ------------------------------------------------------ */
 enum {
@@ -140,6 +141,8 @@ typedef struct ar_event {
 #define AR_TIME_UNIT_SHIFT 4
 #define AR_TIME_UNIT_NS (1u << AR_TIME_UNIT_SHIFT)
 #define AR_VERSION_STR_MAX 64
+#define AR_SOURCE_FORMAT_MAX 64
+#define AR_SCRUB_NOTE_MAX 1024
 
 typedef struct ar_op_desc {
 	char name[24];
@@ -159,11 +162,20 @@ typedef struct ar_header {
 	uint64_t time_unit_ns;       /* event times are stored in these units (SPEC 5.3);
 				      * writers of this version use AR_TIME_UNIT_NS */
 	ar_op_desc_t ops[AR_OP_LIMIT]; /* op table; name[0]==0 for unused codes */
+	/* Since 1.2 (both "" in older traces): the format an imported trace was
+	 * converted from ("memory_replay", "mtrace"; "" = written by allocrr
+	 * itself), and what `alloctrace scrub` removed and kept ("" = never
+	 * scrubbed). */
+	char source_format[AR_SOURCE_FORMAT_MAX];
+	char scrub_note[AR_SCRUB_NOTE_MAX];
 } ar_header_t;
 
 enum {
 	AR_HDR_STACKS = 1u << 0,    /* events may carry stack ids */
 	AR_HDR_SYNTHETIC = 1u << 1, /* generated, not recorded from a process */
+	AR_HDR_SCRUBBED = 1u << 2,  /* since 1.2: rewritten by `alloctrace scrub` (scrub_note says how) */
+	AR_HDR_IMPORTED = 1u << 3,  /* since 1.2: converted from another tool's format (source_format) */
+	AR_HDR_NO_TIMES = 1u << 4,  /* since 1.2: the source had no event times; every time is 0 */
 };
 
 /* Fill h with this format version, the standard op table and zeroes. */

@@ -169,6 +169,10 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out);
 int ar_set_error(ar_error_t *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* Copy the n bytes of a trace string into out[cap] NUL-terminated, each NUL
+ * byte in it shown as the four characters \x00. Returns -1 when that does
+ * not fit. */
+int ar_copy_string(char *out, size_t cap, const uint8_t *p, size_t n);
 /* Encode the header payload (SPEC 3.1) into buf; returns its length or
  * AR_EFULL when cap is too small. */
 int ar_header_encode(const ar_header_t *h, uint8_t *buf, size_t cap);

@@ -64,6 +64,10 @@ int ar_header_encode(const ar_header_t *h, uint8_t *buf, size_t cap)
 		put_varint(&e, h->ops[op].fields);
 		put_bytes(&e, h->ops[op].name, strnlen(h->ops[op].name, sizeof h->ops[op].name - 1));
 	}
+	if (h->version_minor >= 2) {
+		put_bytes(&e, h->source_format, strnlen(h->source_format, sizeof h->source_format - 1));
+		put_bytes(&e, h->scrub_note, strnlen(h->scrub_note, sizeof h->scrub_note - 1));
+	}
 	return e.full ? AR_EFULL : (int)(e.p - buf);
 }
 
@@ -101,9 +105,32 @@ static void get_string(dec_t *d, char *out, size_t cap, const char *what)
 				     (unsigned long long)n, cap - 1);
 		return;
 	}
-	memcpy(out, d->p, n);
-	out[n] = 0;
+	if (ar_copy_string(out, cap, d->p, (size_t)n) != 0) {
+		d->rc = ar_set_error(d->err, AR_ELIMIT, at,
+				     "header: %s holds NUL bytes, and shown as \\x00 it is longer than %zu bytes",
+				     what, cap - 1);
+		return;
+	}
 	d->p += n;
+}
+
+/* SPEC 1: a string holds no NUL, but a hostile one may; a C string would
+ * end at it and silently lose the rest, so each is kept visible as \x00. */
+int ar_copy_string(char *out, size_t cap, const uint8_t *p, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t need = p[i] ? 1 : 4;
+		if (o + need >= cap)
+			return -1;
+		if (p[i])
+			out[o] = (char)p[i];
+		else
+			memcpy(out + o, "\\x00", 4);
+		o += need;
+	}
+	out[o] = 0;
+	return 0;
 }
 
 const char *ar_printable(const char *s, char *out, size_t cap)
@@ -172,6 +199,11 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 					    ar_op_fields((unsigned)code));
 		h->ops[code].fields = (uint8_t)fields;
 	}
-	/* Bytes after the known fields belong to later minor versions (SPEC 8). */
+	/* 1.2's fields follow the op table; what follows them belongs to later
+	 * minor versions (SPEC 8). */
+	if (h->version_minor >= 2) {
+		get_string(&d, h->source_format, sizeof h->source_format, "source format");
+		get_string(&d, h->scrub_note, sizeof h->scrub_note, "scrub note");
+	}
 	return d.rc;
 }

@@ -172,10 +172,14 @@ static void mstr(mrd_t *m, char *out, size_t cap, uint32_t *len_out)
 		m->bad = 1;
 		return;
 	}
-	memcpy(out, m->p, n);
-	out[n] = 0;
-	if (len_out)
+	if (len_out) { /* binary (a build-id): kept as is */
+		memcpy(out, m->p, n);
+		out[n] = 0;
 		*len_out = (uint32_t)n;
+	} else if (ar_copy_string(out, cap, m->p, (size_t)n) != 0) {
+		m->bad = 1;
+		return;
+	}
 	m->p += n;
 }
 

@@ -4,7 +4,9 @@
  * reader does not know, an unknown record type, an unknown block kind, a
  * reserved skippable frame, extra descriptor bytes, fields appended to a
  * known metadata record) must read completely, the new op decoded from its
- * field mask; and a different major version must be refused by name.
+ * field mask; a different major version must be refused by name; 1.2's
+ * header strings are read only from 1.2 headers; a NUL inside a string is
+ * shown as \x00, never cuts it.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -166,9 +168,62 @@ static void test_other_major_is_refused(void)
 	close(fd);
 }
 
+/* A header of minor version `minor` holding 1.2's strings, with a NUL
+ * written into the middle of its command line, and a thread name with a
+ * NUL in it: a hostile trace's strings are shown, never cut (SPEC 1). */
+static ar_reader_t *open_strings_trace(uint16_t minor)
+{
+	flen = 0;
+	ar_header_t h;
+	ar_header_init(&h);
+	h.version_minor = minor;
+	snprintf(h.cmdline, sizeof h.cmdline, "prog A#B");
+	snprintf(h.source_format, sizeof h.source_format, "mtrace");
+	snprintf(h.scrub_note, sizeof h.scrub_note, "paths removed");
+	uint8_t hb[8192];
+	int n = ar_header_encode(&h, hb, sizeof hb);
+	uint8_t *hash = memchr(hb, '#', (size_t)n);
+	if (hash)
+		*hash = 0;
+	if (minor < 2) { /* what a 1.1 writer never wrote: bytes a 1.1 reader ignores */
+		memcpy(hb + n, "\x03" "abc" "\x01" "z", 6);
+		n += 6;
+	}
+	put_frame(AR_HEADER_MAGIC, hb, (size_t)n);
+	uint8_t meta[64], *q = meta;
+	const uint8_t body[] = {0, 5, 'm', 'a', 0, 'i', 'n'};
+	q = put_record(q, AR_REC_THREAD_NAME, body, sizeof body);
+	put_block(AR_BLOCK_META, 0, 0, 1, 0, 0, meta, (size_t)(q - meta), 0);
+	return open_mem();
+}
+
+static void test_header_strings(void)
+{
+	ar_reader_t *r = open_strings_trace(2);
+	EXPECT(r != NULL);
+	if (!r)
+		return;
+	const ar_header_t *h = ar_reader_header(r);
+	EXPECT_STR(h->cmdline, "prog A\\x00B");
+	EXPECT_STR(h->source_format, "mtrace");
+	EXPECT_STR(h->scrub_note, "paths removed");
+	EXPECT_STR(ar_reader_thread(r, 0)->name, "ma\\x00in");
+	ar_reader_close(r);
+
+	r = open_strings_trace(1);
+	EXPECT(r != NULL);
+	if (!r)
+		return;
+	h = ar_reader_header(r);
+	EXPECT_STR(h->source_format, "");
+	EXPECT_STR(h->scrub_note, "");
+	ar_reader_close(r);
+}
+
 int main(void)
 {
 	RUN(test_later_minor_reads_completely);
+	RUN(test_header_strings);
 	RUN(test_other_major_is_refused);
 	return TEST_END();
 }

@@ -97,7 +97,7 @@ static void test_roundtrip(void)
 	if (!r)
 		return;
 	EXPECT_U64(ar_reader_status(r), AR_STATUS_COMPLETE);
-	EXPECT_U64(ar_reader_header(r)->version_minor, 1);
+	EXPECT_U64(ar_reader_header(r)->version_minor, AR_TRACE_VERSION_MINOR);
 	const ar_process_info_t *p = ar_reader_process(r);
 	EXPECT(p != NULL);
 	if (p) {
