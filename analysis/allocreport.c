@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "report_model.h"
 
 /* What the command line asks for. */
@@ -173,8 +174,11 @@ static int run(const rep_opts_t *o)
 		ar_rep_print_advice(stdout, &rep, o->fmt);
 	else if (!o->html || o->fmt_given)
 		ar_res_print(stdout, &rep, o->fmt);
-	if (o->html && !rc && !ar_cli_is_stdio(o->html))
-		fprintf(stderr, "%s: wrote %s\n", ar_cli_tool(), o->html);
+	if (o->html && !rc && !ar_cli_is_stdio(o->html)) {
+		fprintf(stderr, "%s: wrote ", ar_cli_tool());
+		ar_esc_term(stderr, o->html);
+		fputc('\n', stderr);
+	}
 	ar_res_free(&rep);
 	if (fflush(stdout) != 0)
 		rc = ar_cli_error("standard output", "cannot write the report");

@@ -23,6 +23,8 @@ static const struct {
 	{"verify", ar_cmd_verify, &ar_verify_help, "exit 0 valid, 1 truncated but readable, 2 corrupt"},
 	{"gen", ar_cmd_gen, &ar_gen_help, "write a reference scenario's trace (S1-S5, A, B, D, M, X)"},
 	{"corpus", ar_cmd_corpus, &ar_corpus_help, "check or extend a trace corpus MANIFEST"},
+	{"import", ar_cmd_import, &ar_import_help, "convert a memory_replay or mtrace log into a trace"},
+	{"scrub", ar_cmd_scrub, &ar_scrub_help, "a copy of a trace without names, paths or times of day, to share"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -49,8 +51,10 @@ static void usage(void)
 		if (commands[i].help->options[0])
 			printf("\nOptions of %s:\n%s", commands[i].name, commands[i].help->options);
 	printf("\nExit status:\n"
-	       " 0 success, 1 usage error, 2 runtime error; verify: 0 valid, 1 truncated but\n"
-	       " readable, 2 corrupt or a usage error.\n");
+	       " 0 success, 1 usage error, 2 runtime error (nothing or not all done), 3 done\n"
+	       " on the readable part of a truncated or corrupt trace only (info, dump, stats,\n"
+	       " stacks, scrub; the message says where it stops); verify: 0 valid, 1 truncated\n"
+	       " but readable, 2 corrupt or a usage error.\n");
 }
 
 /* alloctrace's own options, before COMMAND. Returns -1 with *cmd the index
@@ -72,7 +76,7 @@ static int parse_args(int argc, char **argv, int *cmd)
 		return ar_cli_bad_option(c, argv);
 	}
 	if (optind >= argc)
-		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen or corpus)");
+		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import or scrub)");
 	*cmd = optind;
 	return -1;
 }
@@ -85,7 +89,7 @@ static int run_command(int argc, char **argv)
 			ar_cmd_getopt_begin();
 			return commands[i].run(argc, argv);
 		}
-	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen or corpus)", argv[0]);
+	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen, corpus, import or scrub)", argv[0]);
 }
 
 int main(int argc, char **argv)

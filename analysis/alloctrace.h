@@ -22,6 +22,8 @@ int ar_cmd_stats(int argc, char **argv);
 int ar_cmd_gen(int argc, char **argv);    /* cmd_gen.c */
 int ar_cmd_verify(int argc, char **argv); /* cmd_corpus.c: verify FILE... or --manifest MANIFEST... */
 int ar_cmd_corpus(int argc, char **argv); /* cmd_corpus.c */
+int ar_cmd_import(int argc, char **argv); /* cmd_import.c, import.h */
+int ar_cmd_scrub(int argc, char **argv);  /* cmd_scrub.c */
 
 /*
  * A subcommand's help, in the layout help2man reads: `alloctrace CMD --help`
@@ -34,7 +36,9 @@ typedef struct ar_cmd_help {
 } ar_cmd_help_t;
 
 extern const ar_cmd_help_t ar_info_help, ar_dump_help, ar_stats_help, ar_stacks_help, ar_verify_help,
-	ar_gen_help, ar_corpus_help;
+	ar_gen_help, ar_corpus_help, ar_scrub_help;
+
+extern const ar_cmd_help_t ar_import_help;
 
 /* Print h: "Usage: " before the first synopsis line, "   or: " before the
  * others, then about, then the options with --help and --version. */
@@ -69,6 +73,24 @@ int ar_verify_run(const char *path); /* 0 ok, 1 truncated but readable, 2 corrup
 int ar_verify_files(int n, char **paths); /* the worst of ar_verify_run over paths */
 int ar_stats_run(const char *path, int json, int top, int symbolize);
 int ar_stacks_run(const char *path, int symbolize);
+
+/*
+ * A trace file a subcommand writes (cmd_output.c): the data goes to a new
+ * private (0600) temporary file beside path and ar_out_commit renames it
+ * over path, so the output is whole or absent; a symbolic link at path is
+ * refused, never followed; "-" is standard output (not a terminal). Each
+ * returns 0, or prints the message ("alloctrace: PATH: ...") and returns
+ * the exit status. ar_out_abort removes the temporary file.
+ */
+typedef struct ar_out {
+	const char *path;
+	char tmp[4200];
+	int fd, is_stdout;
+} ar_out_t;
+/* in_path (may be NULL): the input, which path must not be. */
+int ar_out_open(ar_out_t *o, const char *path, const char *in_path);
+int ar_out_commit(ar_out_t *o);
+void ar_out_abort(ar_out_t *o);
 
 struct ar_sym;
 /* Print the frames of stack `id`, one per line after `indent`, symbolised

@@ -46,7 +46,9 @@ int ar_sym_open(ar_sym_t **out, const ar_reader_t *r, uint32_t *skipped);
  * up). Returns 1 when a module covers addr, 0 when none does. */
 int ar_sym_lookup(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *f);
 
-/* Format f as "function+0xoff (file:line) [module]" into buf; returns buf. */
+/* Format f as "function+0xoff (file:line) [module]" into buf, each name
+ * escaped for the terminal (they come from the trace and the files it names;
+ * link common/ for ar_escape.h); returns buf. */
 const char *ar_sym_format(const ar_sym_frame_t *f, char *buf, size_t cap);
 
 void ar_sym_close(ar_sym_t *s);

@@ -7,7 +7,8 @@
  *   alloctrace verify --manifest MANIFEST...   (also: corpus verify)
  *       every entry's file exists, has the listed SHA-256, verifies complete
  *       in sequence order, and has the listed events, threads, file_bytes
- *       and requested_bytes (for the columns present); every *.zst of the
+ *       and requested_bytes (for the columns present) and scrubbed (when
+ *       not empty: the scrub note, or "no"); every *.zst of the
  *       directory is listed. Exit 0 all good, 2 otherwise.
  *   alloctrace corpus add MANIFEST FILE --program P --version V --command C
  *       [--recorded-at T]: measure FILE and add (or replace) its entry.
@@ -27,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +36,15 @@
 
 #include "alloctrace.h"
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "livemap.h"
 
 #define MAX_COLS 32
 #define MAX_LINE 8192
 
 static const char *const columns[] = {"name",    "sha256",  "file_bytes",  "events",  "threads",
-				      "requested_bytes", "program", "version", "recorded_at", "command"};
-enum { C_NAME, C_SHA, C_FILE_BYTES, C_EVENTS, C_THREADS, C_REQ, C_PROGRAM, C_VERSION, C_AT, C_CMD, C_KNOWN };
+				      "requested_bytes", "program", "version", "recorded_at", "command", "scrubbed"};
+enum { C_NAME, C_SHA, C_FILE_BYTES, C_EVENTS, C_THREADS, C_REQ, C_PROGRAM, C_VERSION, C_AT, C_CMD, C_SCRUB, C_KNOWN };
 #define HEADER_COMMENT "# allocrr trace corpus manifest, format 1: see traces/corpus/README.md\n"
 
 /* What a trace file measures: the manifest's checkable columns. */
@@ -51,6 +54,7 @@ typedef struct measure {
 	uint32_t threads;
 	int complete;
 	char problem[300];
+	char scrubbed[AR_SCRUB_NOTE_MAX]; /* the scrub note (SPEC 3.1), "no" when never scrubbed */
 } measure_t;
 
 static int measure(const char *path, measure_t *m)
@@ -67,6 +71,9 @@ static int measure(const char *path, measure_t *m)
 			 ar_trace_problem(path, err.msg), err.offset);
 		return -1;
 	}
+	const ar_header_t *h = ar_reader_header(r);
+	snprintf(m->scrubbed, sizeof m->scrubbed, "%s",
+		 !(h->flags & AR_HDR_SCRUBBED) ? "no" : h->scrub_note[0] ? h->scrub_note : "yes");
 	ar_event_t e;
 	int rc;
 	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
@@ -123,17 +130,31 @@ static int parse_header(char *line, int *pos, const char *manifest)
 	return 0;
 }
 
+/* One line of the report on stdout, escaped for the terminal: names and
+ * values come from the manifest, its directory and the traces. */
+static void __attribute__((format(printf, 1, 2))) report(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	ar_esc_term(stdout, r < 0 ? "(out of memory)" : s);
+	putchar('\n');
+	free(s);
+}
+
 static int check_u64(const char *name, const char *col, const char *want, uint64_t got)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(want, &end, 10);
 	if (errno || !*want || *end) {
-		printf("%s: FAIL: manifest %s '%s' is not a number\n", name, col, want);
+		report("%s: FAIL: manifest %s '%s' is not a number", name, col, want);
 		return -1;
 	}
 	if (v != got) {
-		printf("%s: FAIL: %s is %" PRIu64 ", the manifest says %llu\n", name, col, got, v);
+		report("%s: FAIL: %s is %" PRIu64 ", the manifest says %llu", name, col, got, v);
 		return -1;
 	}
 	return 0;
@@ -151,7 +172,7 @@ static int verify_manifest(const char *manifest)
 {
 	FILE *f = fopen(manifest, "r");
 	if (!f) {
-		printf("%s: FAIL: %s\n", manifest, strerror(errno));
+		report("%s: FAIL: %s", manifest, strerror(errno));
 		return 2;
 	}
 	char dirbuf[4096];
@@ -175,7 +196,7 @@ static int verify_manifest(const char *manifest)
 		int nf = split(line, v);
 		const char *name = pos[C_NAME] < nf ? v[pos[C_NAME]] : "";
 		if (!*name || strchr(name, '/') || n == 4096) {
-			printf("%s: FAIL: entry %d has no usable name (a file name in the manifest's directory)\n",
+			report("%s: FAIL: entry %d has no usable name (a file name in the manifest's directory)",
 			       manifest, n + 1);
 			bad++;
 			continue;
@@ -185,14 +206,14 @@ static int verify_manifest(const char *manifest)
 		snprintf(path, sizeof path, "%s/%s", dir, name);
 		measure_t m;
 		if (measure(path, &m) != 0) {
-			printf("%s: FAIL: %s\n", name, m.problem);
+			report("%s: FAIL: %s", name, m.problem);
 			bad++;
 			continue;
 		}
 		int ok = 1;
 		const char *want_sha = pos[C_SHA] < nf ? v[pos[C_SHA]] : "";
 		if (strcmp(want_sha, m.sha)) {
-			printf("%s: FAIL: sha256 is %s, the manifest says %s\n", name, m.sha, want_sha);
+			report("%s: FAIL: sha256 is %s, the manifest says %s", name, m.sha, want_sha);
 			ok = 0;
 		}
 		struct {
@@ -205,15 +226,21 @@ static int verify_manifest(const char *manifest)
 			    check_u64(name, columns[nums[i].col], pos[nums[i].col] < nf ? v[pos[nums[i].col]] : "",
 				      nums[i].got) != 0)
 				ok = 0;
+		/* An empty value: an entry older than the column (not checked). */
+		const char *want_scrub = pos[C_SCRUB] >= 0 && pos[C_SCRUB] < nf ? v[pos[C_SCRUB]] : "";
+		if (want_scrub[0] && strcmp(want_scrub, m.scrubbed)) {
+			report("%s: FAIL: scrubbed is '%s', the manifest says '%s'", name, m.scrubbed, want_scrub);
+			ok = 0;
+		}
 		if (ok)
-			printf("%s: ok, sha256 %.16s..., %" PRIu64 " events, %u threads, %" PRIu64 " bytes\n", name,
+			report("%s: ok, sha256 %.16s..., %" PRIu64 " events, %u threads, %" PRIu64 " bytes", name,
 			       m.sha, m.events, m.threads, m.file_bytes);
 		else
 			bad++;
 	}
 	fclose(f);
 	if (!have_header) {
-		printf("%s: FAIL: no header line\n", manifest);
+		report("%s: FAIL: no header line", manifest);
 		bad++;
 	}
 	DIR *d = opendir(dir);
@@ -221,7 +248,7 @@ static int verify_manifest(const char *manifest)
 	while (d && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		if (len > 4 && !strcmp(de->d_name + len - 4, ".zst") && !listed(names, n, de->d_name)) {
-			printf("%s: FAIL: in %s but not in the manifest (alloctrace corpus add lists it)\n", de->d_name,
+			report("%s: FAIL: in %s but not in the manifest (alloctrace corpus add lists it)", de->d_name,
 			       dir);
 			bad++;
 		}
@@ -230,7 +257,7 @@ static int verify_manifest(const char *manifest)
 		closedir(d);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
-	printf("%s: %d entries, %d problems\n", manifest, n, bad);
+	report("%s: %d entries, %d problems", manifest, n, bad);
 	return bad ? 2 : 0;
 }
 
@@ -300,12 +327,14 @@ static int add_entry(const char *manifest, const char *file, const char **vals)
 	if (strcmp(fdir, mdir))
 		return ar_cli_usage_error("corpus add: %s must be in the manifest's directory %s (copy it there)", file,
 					  mdir);
-	if (clean_value("--program", vals[C_PROGRAM]) || clean_value("--version", vals[C_VERSION]) ||
+	if (clean_value("the file's name", name) || clean_value("--program", vals[C_PROGRAM]) || clean_value("--version", vals[C_VERSION]) ||
 	    clean_value("--command", vals[C_CMD]) || clean_value("--recorded-at", vals[C_AT]))
 		return 1;
 	measure_t m;
 	if (measure(file, &m) != 0)
 		return ar_cli_error(file, "%s", m.problem);
+	if (clean_value("the trace's scrub note", m.scrubbed))
+		return 1;
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp", manifest);
 	FILE *out = fopen(tmp, "w"), *in = fopen(manifest, "r");
@@ -329,6 +358,15 @@ static int add_entry(const char *manifest, const char *file, const char **vals)
 					return 2;
 				}
 				have_header = 1;
+				/* A manifest older than the scrubbed column gets it. */
+				if (pos[C_SCRUB] < 0) {
+					size_t len = strcspn(line, "\r\n");
+					pos[C_SCRUB] = 1;
+					for (size_t i = 0; i < len; i++)
+						pos[C_SCRUB] += line[i] == '\t';
+					fprintf(out, "%.*s\t%s\n", (int)len, line, columns[C_SCRUB]);
+					continue;
+				}
 			} else {
 				char *v[MAX_COLS];
 				int nf = split(copy, v);
@@ -359,6 +397,7 @@ static int add_entry(const char *manifest, const char *file, const char **vals)
 	vals[C_EVENTS] = num[1];
 	vals[C_THREADS] = num[2];
 	vals[C_REQ] = num[3];
+	vals[C_SCRUB] = m.scrubbed;
 	/* In the order of this manifest's header; unknown columns stay empty. */
 	int ncols = 0;
 	for (int k = 0; k < C_KNOWN; k++)
@@ -376,7 +415,7 @@ static int add_entry(const char *manifest, const char *file, const char **vals)
 		remove(tmp);
 		return 2;
 	}
-	printf("%s: %s, %" PRIu64 " events, %u threads, %" PRIu64 " bytes\n", name, m.sha, m.events, m.threads,
+	report("%s: %s, %" PRIu64 " events, %u threads, %" PRIu64 " bytes", name, m.sha, m.events, m.threads,
 	       m.file_bytes);
 	return 0;
 }

@@ -11,13 +11,20 @@
 
 #include "alloctrace.h"
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "ar_symbolize.h"
 
 static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, int extra)
 {
 	const ar_header_t *h = ar_reader_header(r);
 	const ar_thread_info_t *t = ar_reader_thread(r, e->thread);
-	fprintf(out, "%" PRIu64 " %" PRIu64 " %s", e->seq, t ? t->os_tid : 0, h->ops[e->op].name);
+	fprintf(out, "%" PRIu64 " %" PRIu64 " ", e->seq, t ? t->os_tid : 0);
+	/* A known op's name is checked against SPEC 3.1 when the header is read;
+	 * a later version's is whatever the trace says: escaped. */
+	if (e->op <= AR_OP_MAX_KNOWN)
+		fputs(h->ops[e->op].name, out);
+	else
+		ar_esc_term(out, h->ops[e->op].name);
 	switch (e->op) {
 	case AR_OP_MALLOC:
 	case AR_OP_VALLOC:
@@ -123,10 +130,11 @@ int ar_dump_run(const char *path, int extra, int stacks, int symbolize)
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
 		ar_cli_error(path, "corrupt at byte offset %llu: %s (the events before it were dumped)",
 			     (unsigned long long)ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
-		status = 2;
+		status = AR_EXIT_WARN;
 	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
 		ar_cli_error(path, "%s (everything before byte offset %llu was dumped)",
 			     ar_trace_problem(path, ar_reader_error(r)->msg), (unsigned long long)ar_reader_error(r)->offset);
+		status = AR_EXIT_WARN;
 	}
 	ar_reader_close(r);
 	if (fflush(stdout) != 0)

@@ -11,6 +11,7 @@
 
 #include "alloctrace.h"
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "livemap.h"
 
 typedef struct {
@@ -18,21 +19,6 @@ typedef struct {
 	uint64_t first_ns, last_ns;
 	ar_livemap_t live;
 } stats_t;
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 /* The live set outgrew memory: say how big it was and what to do. */
 static int oom(const char *path, ar_livemap_t *live, ar_reader_t *r)
@@ -66,11 +52,11 @@ static void json_process(const ar_reader_t *r)
 	printf(",\"allocator\":");
 	if (p && p->has_allocator) {
 		printf("{\"path\":");
-		json_string(stdout, p->alloc_path);
+		ar_esc_json(stdout, p->alloc_path);
 		printf(",\"soname\":");
-		json_string(stdout, p->alloc_soname);
+		ar_esc_json(stdout, p->alloc_soname);
 		printf(",\"version\":");
-		json_string(stdout, p->alloc_version);
+		ar_esc_json(stdout, p->alloc_version);
 		printf("}");
 	} else {
 		printf("null");
@@ -81,6 +67,39 @@ static void json_process(const ar_reader_t *r)
 	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
 	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
 	printf(",\"rss_samples\":%u", ar_reader_rss_count(r));
+}
+
+/* Since format 1.2 (SPEC 3.1): where an imported trace came from, what a
+ * scrub did, whether events have times (keys absent for older traces). */
+static void json_provenance(const ar_header_t *h)
+{
+	if (h->version_major == 1 && h->version_minor < 2)
+		return;
+	printf(",\"source_format\":");
+	if (h->source_format[0])
+		ar_esc_json(stdout, h->source_format);
+	else
+		printf("null");
+	printf(",\"scrub_note\":");
+	if (h->flags & AR_HDR_SCRUBBED)
+		ar_esc_json(stdout, h->scrub_note);
+	else
+		printf("null");
+	printf(",\"times_recorded\":%s", (h->flags & AR_HDR_NO_TIMES) ? "false" : "true");
+}
+
+/* The same in text, only what applies. */
+static void text_provenance(const ar_header_t *h)
+{
+	static char shown[4 * AR_SCRUB_NOTE_MAX + 1];
+	if ((h->flags & AR_HDR_IMPORTED) || h->source_format[0])
+		printf("imported from     %s\n", h->source_format[0] ? ar_printable(h->source_format, shown, sizeof shown)
+								 : "(format not named)");
+	if (h->flags & AR_HDR_SCRUBBED)
+		printf("scrubbed          %s\n", h->scrub_note[0] ? ar_printable(h->scrub_note, shown, sizeof shown)
+							   : "(no note)");
+	if (h->flags & AR_HDR_NO_TIMES)
+		printf("event times       not recorded (durations and lifetimes in time are unknown)\n");
 }
 
 /* The same in text, for every trace. */
@@ -178,20 +197,27 @@ int ar_info_run(const char *path, int json)
 
 	if (json) {
 		printf("{\"file\":");
-		json_string(stdout, path);
+		ar_esc_json(stdout, path);
 		printf(",\"sha256\":\"%s\",\"format_version\":\"%u.%u\",\"recorder_version\":", sha, h->version_major,
 		       h->version_minor);
-		json_string(stdout, h->recorder_version);
+		ar_esc_json(stdout, h->recorder_version);
 		printf(",\"command\":");
-		json_string(stdout, h->cmdline);
-		printf(",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64 ",\"start_wall_ns\":%" PRIu64
-		       ",\"duration_ns\":%" PRIu64 ",\"threads\":%u,\"events\":%" PRIu64 ",\"events_by_op\":{",
-		       h->pid, h->ppid, h->start_wall_ns, duration, ar_reader_thread_count(r), s.events);
+		ar_esc_json(stdout, h->cmdline);
+		printf(",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64 ",\"start_wall_ns\":%" PRIu64 ",\"duration_ns\":",
+		       h->pid, h->ppid, h->start_wall_ns);
+		if (h->flags & AR_HDR_NO_TIMES)
+			fputs("null", stdout);
+		else
+			printf("%" PRIu64, duration);
+		printf(",\"threads\":%u,\"events\":%" PRIu64 ",\"events_by_op\":{", ar_reader_thread_count(r),
+		       s.events);
 		int first = 1;
 		for (unsigned op = 1; op < AR_OP_LIMIT; op++) {
 			if (!h->ops[op].name[0])
 				continue;
-			printf("%s\"%s\":%" PRIu64, first ? "" : ",", h->ops[op].name, s.by_op[op]);
+			fputs(first ? "" : ",", stdout);
+			ar_esc_json(stdout, h->ops[op].name);
+			printf(":%" PRIu64, s.by_op[op]);
 			first = 0;
 		}
 		printf("},\"requested_bytes\":%" PRIu64 ",\"failed_calls\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
@@ -201,9 +227,10 @@ int ar_info_run(const char *path, int json)
 		       s.events ? (double)bytes / (double)s.events : 0.0, ft ? ft->dropped_events : 0,
 		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
 		json_process(r);
+		json_provenance(h);
 		if (st != AR_STATUS_COMPLETE) {
 			printf(",\"problem\":");
-			json_string(stdout, ar_trace_problem(path, err->msg));
+			ar_esc_json(stdout, ar_trace_problem(path, err->msg));
 			printf(",\"problem_offset\":%" PRIu64, err->offset);
 		}
 		printf("}\n");
@@ -213,23 +240,33 @@ int ar_info_run(const char *path, int json)
 		struct tm tm;
 		if (h->start_wall_ns && gmtime_r(&secs, &tm))
 			strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-		printf("file              %s\n", path);
-		printf("sha256            %s\n", sha);
-		/* The header's strings are the recording machine's: escaped, so a
-		 * hostile trace cannot send escape sequences to this terminal. */
+		/* The header's strings are the recording machine's and the file
+		 * name anyone's: escaped, so a hostile trace cannot send escape
+		 * sequences to this terminal. */
+		fputs("file              ", stdout);
+		ar_esc_term(stdout, path);
+		printf("\nsha256            %s\n", sha);
 		static char shown[4 * AR_CMDLINE_MAX + 1];
 		printf("format            %u.%u, recorder %s%s\n", h->version_major, h->version_minor,
 		       h->recorder_version[0] ? ar_printable(h->recorder_version, shown, sizeof shown) : "?",
 		       (h->flags & AR_HDR_SYNTHETIC) ? " (synthetic)" : "");
+		text_provenance(h);
 		printf("program           %s\n", ar_printable(h->cmdline, shown, sizeof shown));
-		printf("pid               %" PRIu64 " (parent %" PRIu64 ")\n", h->pid, h->ppid);
+		if (h->pid || !(h->flags & AR_HDR_IMPORTED))
+			printf("pid               %" PRIu64 " (parent %" PRIu64 ")\n", h->pid, h->ppid);
+		else
+			printf("pid               not recorded\n");
 		printf("started           %s\n", when);
-		printf("duration          %.6f s\n", (double)duration / 1e9);
+		if (h->flags & AR_HDR_NO_TIMES)
+			printf("duration          not recorded\n");
+		else
+			printf("duration          %.6f s\n", (double)duration / 1e9);
 		printf("threads           %u\n", ar_reader_thread_count(r));
 		printf("events            %" PRIu64 "\n", s.events);
 		for (unsigned op = 1; op < AR_OP_LIMIT; op++)
 			if (h->ops[op].name[0] && s.by_op[op])
-				printf("  %-15s %" PRIu64 "\n", h->ops[op].name, s.by_op[op]);
+				printf("  %-15s %" PRIu64 "\n", ar_printable(h->ops[op].name, shown, sizeof shown),
+				       s.by_op[op]);
 		text_process(r);
 		printf("requested bytes   %" PRIu64 "\n", s.requested);
 		printf("failed calls      %" PRIu64 "\n", s.failed);
@@ -246,9 +283,9 @@ int ar_info_run(const char *path, int json)
 			printf("status            complete\n");
 		else
 			printf("status            %s at byte offset %" PRIu64 ": %s\n", status_name(st), err->offset,
-			       ar_trace_problem(path, err->msg));
+			       ar_printable(ar_trace_problem(path, err->msg), shown, sizeof shown));
 	}
 	ar_livemap_free(&s.live);
 	ar_reader_close(r);
-	return st == AR_STATUS_CORRUPT ? 2 : 0;
+	return st == AR_STATUS_COMPLETE ? AR_EXIT_OK : AR_EXIT_WARN; /* the figures cover the readable part */
 }

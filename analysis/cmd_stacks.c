@@ -10,6 +10,7 @@
 
 #include "alloctrace.h"
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "ar_symbolize.h"
 
 void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id, const char *indent)
@@ -25,7 +26,10 @@ void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id,
 		char buf[1024];
 		if (sym)
 			ar_sym_lookup(sym, frames[i], &f);
-		fprintf(out, "%s#%-2u 0x%" PRIx64 " %s\n", indent, i, frames[i], ar_sym_format(&f, buf, sizeof buf));
+		/* escaped by ar_sym_format, but a long name may be cut inside a character */
+		fprintf(out, "%s#%-2u 0x%" PRIx64 " ", indent, i, frames[i]);
+		ar_esc_term(out, ar_sym_format(&f, buf, sizeof buf));
+		fputc('\n', out);
 	}
 }
 
@@ -120,10 +124,16 @@ int ar_stacks_run(const char *path, int symbolize)
 	free(ids);
 	free(uses);
 	ar_sym_close(sym);
-	int status = rc < 0 ? 2 : 0;
-	if (rc < 0)
+	int status = AR_EXIT_OK;
+	if (rc < 0) {
 		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s (use counts are of the events before it)",
 			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
+		status = AR_EXIT_WARN;
+	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
+		ar_cli_error(path, "%s (use counts are of the events before byte offset %" PRIu64 ")",
+			     ar_trace_problem(path, ar_reader_error(r)->msg), ar_reader_error(r)->offset);
+		status = AR_EXIT_WARN;
+	}
 	ar_reader_close(r);
 	return status;
 }

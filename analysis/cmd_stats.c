@@ -12,6 +12,7 @@
 
 #include "alloctrace.h"
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "ar_symbolize.h"
 #include "heapstats.h"
 
@@ -144,16 +145,16 @@ static void print_sites(const ar_reader_t *r, ar_sym_t *sym, const ar_heapstats_
 			printf("%s{\"stack\":%u,\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"live_at_peak_bytes\":%" PRIu64
 			       ",\"site\":",
 			       i ? "," : "", v[i].stack, v[i].calls, v[i].bytes, v[i].live_at_peak);
-			fputc('"', stdout);
-			for (const char *c = name; *c; c++)
-				printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "?" : "%c", *c);
-			printf("\"}");
+			ar_esc_json(stdout, name);
+			printf("}");
 			continue;
 		}
 		fmt_bytes(b, sizeof b, v[i].bytes);
 		fmt_bytes(l, sizeof l, v[i].live_at_peak);
-		printf("  %10" PRIu64 " calls %5.1f%%  %10s  %10s at peak  %s\n", v[i].calls, pct(v[i].calls, s->allocs), b,
-		       l, name);
+		/* symbols and paths of the trace's modules (escaped, maybe cut) */
+		printf("  %10" PRIu64 " calls %5.1f%%  %10s  %10s at peak  ", v[i].calls, pct(v[i].calls, s->allocs), b, l);
+		ar_esc_term(stdout, name);
+		putchar('\n');
 	}
 }
 
@@ -202,7 +203,8 @@ static int stats_pass(ar_reader_t *r, ar_heapstats_t *s)
 	while ((rc = ar_reader_next_merged(r, &e)) == 1)
 		if (ar_heapstats_add(s, &e))
 			return AR_ENOMEM;
-	if (rc == 0 && ar_heapstats_finish(s))
+	/* after a corrupt block too: the figures are then those of the events before it */
+	if (rc != AR_ENOMEM && ar_heapstats_finish(s))
 		return AR_ENOMEM;
 	return rc;
 }
@@ -223,6 +225,7 @@ typedef struct stats_view {
 	uint32_t nsites;
 	ar_hs_rss_t rss;     /* the process's recorded RSS (format 1.1) */
 	const ar_process_info_t *proc; /* NULL for older traces */
+	int timed; /* 0: the source had no event times (AR_HDR_NO_TIMES), every time figure is unknown */
 } stats_view_t;
 
 /* Open the trace and the counters; 0, or 2 after saying why. */
@@ -252,8 +255,8 @@ static void close_stats(stats_view_t *v)
 
 /* Count the events (a second pass for each site's bytes live at the peak,
  * stacks only) and say how much of the trace the figures cover. Returns 0,
- * 1 when the trace is corrupt after a readable part (the figures cover that
- * part; exit status 2), or -1 when there is nothing to print. */
+ * 1 when the figures cover only the readable part of a truncated or corrupt
+ * trace (exit status AR_EXIT_WARN), or -1 when there is nothing to print. */
 static int count_events(stats_view_t *v)
 {
 	const char *path = v->path;
@@ -269,20 +272,15 @@ static int count_events(stats_view_t *v)
 				   "machine with more memory)", v->s->live_objects);
 		return -1;
 	}
-	if (rc < 0) {
-		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s (alloctrace verify %s says more)",
-			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg), path);
-		return -1;
-	}
-	if (ar_reader_status(r) == AR_STATUS_TRUNCATED)
+	if (ar_reader_status(r) == AR_STATUS_TRUNCATED && rc == 0)
 		ar_cli_error(path, "%s; statistics cover the readable part", ar_trace_problem(path, ar_reader_error(r)->msg));
-	/* A block that failed to index ends the readable part: the numbers
-	 * below are of the events before it, and the exit status says so. */
-	int corrupt = ar_reader_status(r) == AR_STATUS_CORRUPT;
+	/* A block that failed to index or to merge ends the readable part: the
+	 * numbers below are of the events before it, and the exit status says so. */
+	int corrupt = rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT;
 	if (corrupt)
 		ar_cli_error(path, "corrupt at byte offset %" PRIu64 ": %s; statistics cover the events before it",
 			     ar_reader_error(r)->offset, ar_trace_problem(path, ar_reader_error(r)->msg));
-	return corrupt;
+	return corrupt || ar_reader_status(r) == AR_STATUS_TRUNCATED;
 }
 
 /* Derive what both outputs print: thread ids, size percentiles and top
@@ -291,6 +289,7 @@ static void prepare_view(stats_view_t *v, int symbolize)
 {
 	ar_heapstats_t *s = v->s;
 	v->h = ar_reader_header(v->r);
+	v->timed = !(v->h->flags & AR_HDR_NO_TIMES);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const ar_thread_info_t *ti = ar_reader_thread(v->r, s->threads[i].index);
 		s->threads[i].os_tid = ti ? ti->os_tid : 0;
@@ -312,14 +311,27 @@ static void prepare_view(stats_view_t *v, int symbolize)
 
 /* ---- --json: one object ---- */
 
+/* A time figure, or null in a trace whose source recorded no times. */
+static void json_ns(const stats_view_t *v, uint64_t ns)
+{
+	if (v->timed)
+		printf("%" PRIu64, ns);
+	else
+		fputs("null", stdout);
+}
+
 static void json_calls_and_sizes(const stats_view_t *v)
 {
 	const ar_heapstats_t *s = v->s;
-	printf("{\"events\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"calls\":{", s->events, s->last_time_ns);
+	printf("{\"events\":%" PRIu64 ",\"duration_ns\":", s->events);
+	json_ns(v, s->last_time_ns);
+	printf(",\"calls\":{");
 	int first = 1;
 	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
 		if (v->h->ops[op].name[0] && s->calls_by_op[op]) {
-			printf("%s\"%s\":%" PRIu64, first ? "" : ",", v->h->ops[op].name, s->calls_by_op[op]);
+			fputs(first ? "" : ",", stdout);
+			ar_esc_json(stdout, v->h->ops[op].name); /* the trace's op table */
+			printf(":%" PRIu64, s->calls_by_op[op]);
 			first = 0;
 		}
 	printf("},\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"free_null\":%" PRIu64 ",\"failed\":%" PRIu64
@@ -340,16 +352,19 @@ static void json_lifetimes_and_live(const stats_view_t *v)
 	const ar_heapstats_t *s = v->s;
 	json_hist("lifetime_events_log2", s->life_ops_log2);
 	printf(",");
-	json_hist("lifetime_ns_log2", s->life_ns_log2);
+	if (v->timed)
+		json_hist("lifetime_ns_log2", s->life_ns_log2);
+	else
+		printf("\"lifetime_ns_log2\":null");
 	printf(",\"freed\":%" PRIu64 ",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
-	       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_seq\":%" PRIu64 ",\"peak_time_ns\":%" PRIu64
-	       ",\"live_bytes_at_end\":%" PRIu64 ",\"timeline\":[",
-	       s->freed, s->never_freed, s->never_freed_bytes, s->peak_live_bytes, s->peak_seq, s->peak_time_ns,
-	       s->live_bytes);
-	for (uint32_t i = 0; i < s->ntimeline; i++)
+	       ",\"peak_live_bytes\":%" PRIu64 ",\"peak_seq\":%" PRIu64 ",\"peak_time_ns\":",
+	       s->freed, s->never_freed, s->never_freed_bytes, s->peak_live_bytes, s->peak_seq);
+	json_ns(v, s->peak_time_ns);
+	printf(",\"live_bytes_at_end\":%" PRIu64 ",\"timeline\":%s", s->live_bytes, v->timed ? "[" : "null");
+	for (uint32_t i = 0; v->timed && i < s->ntimeline; i++)
 		printf("%s{\"time_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_objects\":%" PRIu64 "}",
 		       i ? "," : "", s->timeline[i].time_ns, s->timeline[i].live_bytes, s->timeline[i].live_objects);
-	printf("],");
+	printf("%s,", v->timed ? "]" : "");
 }
 
 /* "process_rss": the RSS the recorder sampled (SPEC 6.9), null without samples. */
@@ -384,9 +399,13 @@ static void json_threads_and_patterns(const stats_view_t *v)
 		const ar_hs_thread_t *t = &s->threads[i];
 		uint64_t span = t->last_ns - t->first_ns;
 		printf("%s{\"tid\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64
-		       ",\"bytes\":%" PRIu64 ",\"calls_per_sec\":%.0f,\"cross_thread_frees\":%" PRIu64 "}",
-		       i ? "," : "", t->os_tid, t->calls, t->allocs, t->frees, t->bytes,
-		       span ? (double)t->calls * 1e9 / (double)span : 0.0, t->cross_frees);
+		       ",\"bytes\":%" PRIu64 ",\"calls_per_sec\":",
+		       i ? "," : "", t->os_tid, t->calls, t->allocs, t->frees, t->bytes);
+		if (v->timed)
+			printf("%.0f", span ? (double)t->calls * 1e9 / (double)span : 0.0);
+		else
+			fputs("null", stdout);
+		printf(",\"cross_thread_frees\":%" PRIu64 "}", t->cross_frees);
 	}
 	printf("],\"cross_thread_frees\":%" PRIu64 ",\"realloc\":{\"grow\":%" PRIu64 ",\"shrink\":%" PRIu64
 	       ",\"same\":%" PRIu64 ",\"in_place\":%" PRIu64 ",\"from_null\":%" PRIu64 ",\"to_zero\":%" PRIu64
@@ -428,13 +447,20 @@ static void text_calls_and_sizes(const stats_view_t *v)
 {
 	const ar_heapstats_t *s = v->s;
 	char a[32], b[32], c[32];
-	fmt_ns(a, sizeof a, s->last_time_ns);
-	printf("%s: %" PRIu64 " events over %s, %u threads\n\n", v->path, s->events, a, s->nthreads);
+	if (v->timed)
+		fmt_ns(a, sizeof a, s->last_time_ns);
+	else
+		snprintf(a, sizeof a, "a time not recorded");
+	ar_esc_term(stdout, v->path);
+	printf(": %" PRIu64 " events over %s, %u threads\n\n", s->events, a, s->nthreads);
 	printf("calls        ");
 	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
 		if (v->h->ops[op].name[0] && s->calls_by_op[op])
-			printf(" %s %" PRIu64 " (%.1f%%)", v->h->ops[op].name, s->calls_by_op[op],
-			       pct(s->calls_by_op[op], s->events));
+		{
+			putchar(' ');
+			ar_esc_term(stdout, v->h->ops[op].name);
+			printf(" %" PRIu64 " (%.1f%%)", s->calls_by_op[op], pct(s->calls_by_op[op], s->events));
+		}
 	fmt_bytes(a, sizeof a, s->requested_bytes);
 	printf("\nallocations   %" PRIu64 " (%s requested), %" PRIu64 " failed; frees %" PRIu64 " (%" PRIu64
 	       " of NULL)\n",
@@ -457,12 +483,20 @@ static void text_lifetimes_and_live(const stats_view_t *v)
 	char a[32], b[32], c[32];
 	print_hist("lifetime in events (objects freed in the trace)", s->life_ops_log2, 1);
 	printf("\n");
-	print_hist("lifetime in time", s->life_ns_log2, 2);
+	if (v->timed)
+		print_hist("lifetime in time", s->life_ns_log2, 2);
+	else
+		printf("lifetime in time: not recorded (the trace's source had no event times)\n");
 	fmt_bytes(a, sizeof a, s->peak_live_bytes);
-	fmt_ns(b, sizeof b, s->peak_time_ns);
+	if (v->timed)
+		fmt_ns(b, sizeof b, s->peak_time_ns);
+	else
+		snprintf(b, sizeof b, "an unknown time");
 	fmt_bytes(c, sizeof c, s->never_freed_bytes);
 	printf("\nlive bytes    peak %s at %s (seq %" PRIu64 "); %" PRIu64 " objects (%s) never freed\n", a, b,
 	       s->peak_seq, s->never_freed, c);
+	if (!v->timed)
+		return;
 	printf("live bytes over time\n");
 	uint64_t maxl = s->peak_live_bytes ? s->peak_live_bytes : 1;
 	for (uint32_t i = 0; i < s->ntimeline; i += s->ntimeline > 20 ? s->ntimeline / 20 : 1) {
@@ -509,9 +543,11 @@ static void text_threads(const stats_view_t *v)
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const ar_hs_thread_t *t = &s->threads[i];
 		uint64_t span = t->last_ns - t->first_ns;
-		printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.0f %12" PRIu64 "\n", t->os_tid,
-		       t->calls, t->allocs, t->frees, span ? (double)t->calls * 1e9 / (double)span : 0.0,
-		       t->cross_frees);
+		char rate[32] = "-";
+		if (v->timed)
+			snprintf(rate, sizeof rate, "%.0f", span ? (double)t->calls * 1e9 / (double)span : 0.0);
+		printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14s %12" PRIu64 "\n", t->os_tid,
+		       t->calls, t->allocs, t->frees, rate, t->cross_frees);
 	}
 	printf("cross-thread frees  %" PRIu64 " (%.1f%% of frees of known blocks)\n", s->cross_thread_frees,
 	       pct(s->cross_thread_frees, s->freed));
@@ -569,8 +605,8 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 	stats_view_t v = { .path = path, .top = top };
 	if (open_stats(&v) != 0)
 		return 2;
-	int corrupt = count_events(&v);
-	if (corrupt < 0) {
+	int partial = count_events(&v);
+	if (partial < 0) {
 		close_stats(&v);
 		return 2;
 	}
@@ -580,5 +616,5 @@ int ar_stats_run(const char *path, int json, int top, int symbolize)
 	else
 		print_text(&v);
 	close_stats(&v);
-	return corrupt ? 2 : 0;
+	return partial ? AR_EXIT_WARN : AR_EXIT_OK;
 }

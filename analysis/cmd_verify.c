@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "alloctrace.h"
+#include "ar_escape.h"
 
 int ar_verify_run(const char *path)
 {
@@ -22,17 +23,21 @@ int ar_verify_run(const char *path)
 		n++;
 	const ar_error_t *err = ar_reader_error(r);
 	int status;
+	/* the file name and the reader's message (which may quote the trace): escaped */
+	char problem[4 * sizeof err->msg + 1];
+	ar_printable(ar_trace_problem(path, err->msg), problem, sizeof problem);
+	ar_esc_term(stdout, path);
 	if (rc < 0 || ar_reader_status(r) == AR_STATUS_CORRUPT) {
-		printf("%s: corrupt at byte offset %llu: %s (%llu events were read in sequence order before it; %llu are in blocks that index cleanly)\n",
-		       path, (unsigned long long)err->offset, ar_trace_problem(path, err->msg), (unsigned long long)n,
+		printf(": corrupt at byte offset %llu: %s (%llu events were read in sequence order before it; %llu are in blocks that index cleanly)\n",
+		       (unsigned long long)err->offset, problem, (unsigned long long)n,
 		       (unsigned long long)ar_reader_event_count(r));
 		status = 2;
 	} else if (ar_reader_status(r) == AR_STATUS_TRUNCATED) {
-		printf("%s: truncated at byte offset %llu: %s; the %llu events before it are readable\n", path,
-		       (unsigned long long)err->offset, ar_trace_problem(path, err->msg), (unsigned long long)n);
+		printf(": truncated at byte offset %llu: %s; the %llu events before it are readable\n",
+		       (unsigned long long)err->offset, problem, (unsigned long long)n);
 		status = 1;
 	} else {
-		printf("%s: ok, %llu events, %u threads, %llu blocks\n", path, (unsigned long long)n,
+		printf(": ok, %llu events, %u threads, %llu blocks\n", (unsigned long long)n,
 		       ar_reader_thread_count(r), (unsigned long long)ar_reader_block_count(r));
 		status = 0;
 	}

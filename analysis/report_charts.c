@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_escape.h"
 #include "report_model.h"
 
 enum { W = 575, H = 330, L = 76, R = 445, T = 36, B = H - 52 };
@@ -49,7 +50,9 @@ static void open_chart(FILE *f, const char *kind, int idx, const char *sha, cons
 	char id[64];
 	snprintf(id, sizeof id, "%s-%d", kind, idx);
 	ar_svg_open(f, id, W, H, title);
-	fprintf(f, "<desc>chart=%s trace=%s</desc>\n", kind, sha ? sha : "");
+	fprintf(f, "<desc>chart=%s trace=", kind);
+	ar_esc_html(f, sha);
+	fputs("</desc>\n", f);
 }
 
 int ar_chart_throughput(FILE *f, const ar_res_trace_t *t, int idx)
@@ -79,11 +82,14 @@ int ar_chart_throughput(FILE *f, const ar_res_trace_t *t, int idx)
 		const ar_res_stat_t *s = &a->ops_per_sec;
 		double yb = ar_svg_map(&y, s->med), y0 = ar_svg_map(&y, s->min), y1 = ar_svg_map(&y, s->max);
 		char v[32], mn[32], mx[32];
-		fprintf(f, "<rect class=\"mark bar\" data-allocator=\"%s\" data-median=\"%.6g\" data-min=\"%.6g\" "
+		fputs("<rect class=\"mark bar\" data-allocator=\"", f);
+		ar_esc_html(f, a->name);
+		fprintf(f, "\" data-median=\"%.6g\" data-min=\"%.6g\" "
 			   "data-max=\"%.6g\" data-runs=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 			   "fill=\"%s\"><title>",
-			a->name, s->med, s->min, s->max, s->n, cx - bw / 2, yb, bw, B - yb, ar_svg_colour(a->name));
-		fprintf(f, "%s: median %s ops/s, min %s, max %s over %d ok run(s)</title></rect>\n", a->name,
+			s->med, s->min, s->max, s->n, cx - bw / 2, yb, bw, B - yb, ar_svg_colour(a->name));
+		ar_esc_html(f, a->name);
+		fprintf(f, ": median %s ops/s, min %s, max %s over %d ok run(s)</title></rect>\n",
 			ar_res_fmt_num(v, sizeof v, s->med), ar_res_fmt_num(mn, sizeof mn, s->min),
 			ar_res_fmt_num(mx, sizeof mx, s->max), s->n);
 		if (s->n >= 2)
@@ -146,12 +152,14 @@ static int latency_panel(FILE *f, const ar_res_trace_t *t, int idx, ar_res_cdf_t
 			px[k] = ar_svg_map(&x, cdf[i][k].ns);
 			py[k] = ar_svg_map(&y, v);
 		}
-		fprintf(f, "<polyline class=\"mark cdf\" data-allocator=\"%s\" data-points=\"%zu\" "
-			   "data-max-ns=\"%.6g\" stroke=\"%s\"",
-			a->name, nc[i], cdf[i][nc[i] - 1].ns, ar_svg_colour(a->name));
+		fputs("<polyline class=\"mark cdf\" data-allocator=\"", f);
+		ar_esc_html(f, a->name);
+		fprintf(f, "\" data-points=\"%zu\" data-max-ns=\"%.6g\" stroke=\"%s\"", nc[i], cdf[i][nc[i] - 1].ns,
+			ar_svg_colour(a->name));
 		polyline(f, px, py, nc[i]);
-		fprintf(f, "><title>%s: %zu histogram buckets over %zu ok run(s)</title></polyline>\n", a->name, nc[i] - 1,
-			a->n_ok_runs);
+		fputs("><title>", f);
+		ar_esc_html(f, a->name);
+		fprintf(f, ": %zu histogram buckets over %zu ok run(s)</title></polyline>\n", nc[i] - 1, a->n_ok_runs);
 		free(px);
 		free(py);
 		if (nl < 32) {
@@ -242,13 +250,16 @@ int ar_chart_rss(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int 
 			}
 			const char *name = live ? "live bytes" : t->allocs[j].name;
 			const char *col = live ? "#222" : ar_svg_colour(name);
-			fprintf(f, "<polyline class=\"mark %s\" data-allocator=\"%s\" data-run=\"%lld\" data-points=\"%zu\" "
-				   "data-peak-bytes=\"%.0f\" stroke=\"%s\"%s",
-				live ? "live" : "rss", live ? "" : name, (long long)t->allocs[j].ok_runs[0], n[j], peak, col,
+			fprintf(f, "<polyline class=\"mark %s\" data-allocator=\"", live ? "live" : "rss");
+			ar_esc_html(f, live ? "" : name);
+			fprintf(f, "\" data-run=\"%lld\" data-points=\"%zu\" data-peak-bytes=\"%.0f\" stroke=\"%s\"%s",
+				(long long)t->allocs[j].ok_runs[0], n[j], peak, col,
 				live ? " stroke-dasharray=\"6 4\"" : "");
 			polyline(f, px, py, n[j]);
 			char pk[32];
-			fprintf(f, "><title>%s: %zu samples, peak %s (run %lld)</title></polyline>\n", name, n[j],
+			fputs("><title>", f);
+			ar_esc_html(f, name);
+			fprintf(f, ": %zu samples, peak %s (run %lld)</title></polyline>\n", n[j],
 				ar_res_fmt_bytes(pk, sizeof pk, peak), (long long)t->allocs[j].ok_runs[0]);
 			if (n[j] <= 64 && !live)
 				for (size_t k = 0; k < n[j]; k++)
@@ -310,7 +321,9 @@ int ar_chart_scaling(FILE *f, const ar_res_series_t *s, int idx)
 	for (size_t k = 0; k < nn; k++) {
 		double px[64], py[64];
 		size_t np = 0;
-		fprintf(f, "<g class=\"mark series\" data-allocator=\"%s\" data-values=\"", names[k]);
+		fputs("<g class=\"mark series\" data-allocator=\"", f);
+		ar_esc_html(f, names[k]);
+		fputs("\" data-values=\"", f);
 		for (size_t p = 0; p < s->npoints && np < 64; p++) {
 			const ar_res_alloc_t *a = ar_res_find(s->points[p], names[k]);
 			if (!a || !a->runs_ok)
@@ -327,9 +340,9 @@ int ar_chart_scaling(FILE *f, const ar_res_series_t *s, int idx)
 			if (!a || !a->runs_ok)
 				continue;
 			char v[32];
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s, %lld thread(s): %s ops/s"
-				   "</title></circle>\n",
-				px[q], py[q], cols[k], names[k], (long long)s->points[p]->threads,
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", px[q], py[q], cols[k]);
+			ar_esc_html(f, names[k]);
+			fprintf(f, ", %lld thread(s): %s ops/s</title></circle>\n", (long long)s->points[p]->threads,
 				ar_res_fmt_num(v, sizeof v, a->ops_per_sec.med));
 			/* whiskers of different allocators side by side, not on top of each other */
 			double dx = ((double)k - (double)(nn - 1) / 2) * 3;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "report_model.h"
 
 static const char style[] =
@@ -41,25 +42,26 @@ static const char style[] =
 static void para(FILE *f, const char *cls, const char *text)
 {
 	fprintf(f, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-	ar_res_put_html(f, text);
+	ar_esc_html(f, text);
 	fputs("</p>\n", f);
 }
 
 static void trace_meta(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 {
 	char live[32];
-	fprintf(f, "<p class=\"meta\">SHA-256 <code>%s</code><br>%lld events, %lld thread(s), %lld calls replayed, "
-		   "peak live %s (%lld blocks), status %s",
-		t->sha256, (long long)t->events, (long long)t->threads, (long long)t->calls,
-		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), (long long)t->peak_live_blocks,
-		t->status);
+	fputs("<p class=\"meta\">SHA-256 <code>", f);
+	ar_esc_html(f, t->sha256);
+	fprintf(f, "</code><br>%lld events, %lld thread(s), %lld calls replayed, peak live %s (%lld blocks), status ",
+		(long long)t->events, (long long)t->threads, (long long)t->calls,
+		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), (long long)t->peak_live_blocks);
+	ar_esc_html(f, t->status);
 	if (rep->nhosts > 1) {
 		fputs(", host ", f);
-		ar_res_put_html(f, t->host ? t->host : "(unknown)");
+		ar_esc_html(f, t->host ? t->host : "(unknown)");
 	}
 	if (t->program) {
 		fputs("<br>recorded as <code>", f);
-		ar_res_put_html(f, t->program);
+		ar_esc_html(f, t->program);
 		fputs("</code>", f);
 	}
 	fputs("</p>\n", f);
@@ -78,20 +80,22 @@ static void comparison_table(FILE *f, const ar_res_trace_t *t)
 	int ncols = ar_res_table_head(cells, t);
 	for (int c = 0; c < ncols; c++) {
 		fputs("<th>", f);
-		ar_res_put_html(f, cells[c]);
+		ar_esc_html(f, cells[c]);
 		fputs("</th>", f);
 	}
 	fputs("</tr>\n", f);
 	for (size_t i = 0; i < t->nallocs; i++) {
 		ar_res_fill_row(cells, t, &t->allocs[i]);
 		int base = t->baseline && !strcmp(t->baseline, t->allocs[i].name);
-		fprintf(f, "<tr data-allocator=\"%s\"%s>", t->allocs[i].name, base ? " class=\"baseline\"" : "");
+		fputs("<tr data-allocator=\"", f);
+		ar_esc_html(f, t->allocs[i].name);
+		fprintf(f, "\"%s>", base ? " class=\"baseline\"" : "");
 		for (int c = 0; c < ncols; c++) {
 			fputs("<td>", f);
 			if (c == 0)
 				fprintf(f, "<span class=\"swatch\" style=\"background:%s\"></span>",
 					ar_svg_colour(t->allocs[i].name));
-			ar_res_put_html(f, cells[c]);
+			ar_esc_html(f, cells[c]);
 			fputs("</td>", f);
 		}
 		fputs("</tr>\n", f);
@@ -100,11 +104,12 @@ static void comparison_table(FILE *f, const ar_res_trace_t *t)
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].nfails; k++) {
 			const ar_res_fail_t *fl = &t->allocs[i].fails[k];
-			fprintf(f, "<p class=\"warn failed-run\">failed: %s repetition %d (run %lld): <b>", t->allocs[i].name,
-				fl->repetition, (long long)fl->run_id);
-			ar_res_put_html(f, fl->status);
+			fputs("<p class=\"warn failed-run\">failed: ", f);
+			ar_esc_html(f, t->allocs[i].name);
+			fprintf(f, " repetition %d (run %lld): <b>", fl->repetition, (long long)fl->run_id);
+			ar_esc_html(f, fl->status);
 			fputs("</b> — ", f);
-			ar_res_put_html(f, fl->reason ? fl->reason : "no reason stored");
+			ar_esc_html(f, fl->reason ? fl->reason : "no reason stored");
 			fputs("</p>\n", f);
 		}
 }
@@ -116,18 +121,19 @@ static void advice(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 	fputs("<h3>Recommendations</h3>\n<ul class=\"recommendations\">\n", f);
 	for (int g = 0; g < AR_REP_GOALS; g++) {
 		const ar_rep_pick_t *p = &ad.picks[g];
-		fprintf(f, "<li data-goal=\"%s\" data-verdict=\"%s\"><b>%s: %s</b>", p->goal, p->verdict, p->goal,
-			p->best ? p->best->name : "(no successful run)");
+		fprintf(f, "<li data-goal=\"%s\" data-verdict=\"%s\"><b>%s: ", p->goal, p->verdict, p->goal);
+		ar_esc_html(f, p->best ? p->best->name : "(no successful run)");
+		fputs("</b>", f);
 		if (p->best && !p->significant)
 			fprintf(f, " <span class=\"ns\">(%s%s)</span>", p->verdict,
 				p->best == p->baseline && p->best != p->leader ? ": stay on the baseline" : "");
 		if (p->evidence) {
 			fputs(" — ", f);
-			ar_res_put_html(f, p->evidence);
+			ar_esc_html(f, p->evidence);
 		}
 		for (size_t k = 0; k < p->nwarnings; k++) {
 			fputs("<br><span class=\"warn\">⚠ ", f);
-			ar_res_put_html(f, p->warnings[k]);
+			ar_esc_html(f, p->warnings[k]);
 			fputs("</span>", f);
 		}
 		fputs("</li>\n", f);
@@ -137,7 +143,7 @@ static void advice(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
 		fputs("<p>Cautions:</p>\n<ul class=\"cautions\">\n", f);
 		for (size_t k = 0; k < ad.ncautions; k++) {
 			fputs("<li class=\"warn\">", f);
-			ar_res_put_html(f, ad.cautions[k]);
+			ar_esc_html(f, ad.cautions[k]);
 			fputs("</li>\n", f);
 		}
 		fputs("</ul>\n", f);
@@ -157,16 +163,16 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<link rel=\"icon\" href=\"data:,\">\n<title>allocrr report: ",
 	      f);
-	ar_res_put_html(f, rep->path);
+	ar_esc_html(f, rep->path);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>allocrr report</h1>\n", style);
 	fputs("<p class=\"meta\">database <code>", f);
-	ar_res_put_html(f, rep->path);
+	ar_esc_html(f, rep->path);
 	fprintf(f, "</code>: %zu trace(s)%s, %zu thread-scaling series. Made by allocreport from the results of "
 		   "allocreplay (docs/RESULTS.md).</p>\n<ul class=\"toc\">\n",
 		rep->ntraces, rep->nhosts > 1 ? " x host" : "", rep->nseries);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		fprintf(f, "<li><a href=\"#trace-%zu\">", i);
-		ar_res_put_html(f, rep->traces[i].name);
+		ar_esc_html(f, rep->traces[i].name);
 		fprintf(f, "</a> (%lld thread(s), %zu allocators)</li>\n", (long long)rep->traces[i].threads,
 			rep->traces[i].nallocs);
 	}
@@ -176,8 +182,10 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 	int marks = 0;
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		const ar_res_trace_t *t = &rep->traces[i];
-		fprintf(f, "<section class=\"trace\" id=\"trace-%zu\" data-sha256=\"%s\">\n<h2>", i, t->sha256);
-		ar_res_put_html(f, t->name);
+		fprintf(f, "<section class=\"trace\" id=\"trace-%zu\" data-sha256=\"", i);
+		ar_esc_html(f, t->sha256);
+		fputs("\">\n<h2>", f);
+		ar_esc_html(f, t->name);
 		fputs("</h2>\n", f);
 		trace_meta(f, rep, t);
 		comparison_table(f, t);

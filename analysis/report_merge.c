@@ -6,12 +6,16 @@
  * `sqlite3 OUT.db "ATTACH 'IN.db' AS src" ".read results/sql/merge.sql"` and this
  * command always do the same: traces keyed by SHA-256 and allocators by
  * (name, version) are inserted when new, runs when their run_uuid is new
- * (with run_id and child rows shifted), all in one transaction per input;
- * merging the same input twice adds nothing.
+ * (with run_id and child rows shifted) and copied by column name, all in
+ * one transaction per input; merging the same input twice adds nothing.
  *
- * A missing OUT.db starts as a copy of the first input (SQLite online
- * backup, consistent even while allocreplay writes the input). Every input
- * must have OUT.db's schema version; an input is never written.
+ * Inputs are untrusted (results/schema_check.c): every one is opened
+ * read-only and checked — allocrr's schema of the current version, no
+ * trigger, view, index or column of its own — before anything is written,
+ * so a refused input leaves OUT.db as it was. A missing OUT.db is created
+ * from allocrr's own schema (never copied from an input) and removed again
+ * if any input fails to merge; an existing one is checked the same way and
+ * migrated to the current version. An input is never written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,8 +31,10 @@ static void usage(void)
 {
 	printf("Usage: allocreport merge OUT.db IN.db...\n"
 	       "Add every trace, allocator and run of each IN.db that OUT.db lacks, creating\n"
-	       "OUT.db from the first IN.db when it is missing; merging the same input twice\n"
-	       "adds nothing. See docs/RESULTS.md, \"Merging databases\".\n"
+	       "OUT.db from allocrr's schema when it is missing; merging the same input twice\n"
+	       "adds nothing. Every IN.db is checked first and refused, with nothing merged,\n"
+	       "when it carries triggers, views, indexes or columns that are not allocrr's.\n"
+	       "See docs/RESULTS.md, \"Merging databases\".\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h, --help          display this help and exit\n"
@@ -96,18 +102,23 @@ int ar_rep_merge(int argc, char **argv)
 	int nin = argc - first - 1;
 	if ((rc = check_inputs(out, nin, in)) >= 0)
 		return rc;
-	int skip = 0;
-	if (access(out, F_OK)) {
-		if (ar_res_merge_create(in[0], out))
+	/* Every input checked before anything is written: a refused one
+	 * leaves OUT.db as it was (or not created). */
+	for (int i = 0; i < nin; i++)
+		if (ar_res_merge_check(in[i], out))
 			return AR_EXIT_RUNTIME;
-		skip = 1;
-	}
 	sqlite3 *db = NULL;
-	if (ar_res_merge_open(out, &db))
+	int created = 0;
+	if (ar_res_merge_open(out, &db, &created))
 		return AR_EXIT_RUNTIME;
 	int failed = 0;
-	for (int i = skip; i < nin; i++)
+	for (int i = 0; i < nin && !(failed && created); i++)
 		failed |= ar_res_merge_one(db, out, in[i]) != 0;
 	ar_res_db_close(db);
+	if (failed && created) {
+		/* A new OUT.db is all or nothing. */
+		ar_res_merge_discard(out);
+		ar_cli_error(out, "not created: an input could not be merged");
+	}
 	return failed ? AR_EXIT_RUNTIME : AR_EXIT_OK;
 }

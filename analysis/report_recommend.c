@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_escape.h"
 #include "report_model.h"
 
 enum { G_SPEED, G_MEMORY, G_TAIL, G_BALANCE };
@@ -534,63 +535,101 @@ static const char *verdict_tag(const ar_rep_pick_t *p)
 static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *ad, enum ar_res_format fmt, int first)
 {
 	const ar_res_trace_t *t = ad->trace;
+	/* Names, evidence and cautions quote the database: escaped (ar_escape.h). */
 	if (fmt == AR_RES_TABLE) {
-		fprintf(f, "trace %s  sha256 %.12s  %lld thread(s)%s%s  baseline %s%s\n", t->name, t->sha256,
-			(long long)t->threads, rep->nhosts > 1 ? "  host " : "", rep->nhosts > 1 && t->host ? t->host : "",
-			t->baseline ? t->baseline : "(none)", t->baseline_is_recorded ? " (recorded)" : "");
+		char sha[13];
+		snprintf(sha, sizeof sha, "%s", t->sha256);
+		fputs("trace ", f);
+		ar_esc_term(f, t->name);
+		fputs("  sha256 ", f);
+		ar_esc_term(f, sha);
+		fprintf(f, "  %lld thread(s)%s", (long long)t->threads, rep->nhosts > 1 ? "  host " : "");
+		ar_esc_term(f, rep->nhosts > 1 ? t->host : NULL);
+		fputs("  baseline ", f);
+		ar_esc_term(f, t->baseline ? t->baseline : "(none)");
+		fprintf(f, "%s\n", t->baseline_is_recorded ? " (recorded)" : "");
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
-			fprintf(f, "  %-13s %s%s\n", p->goal, p->best ? p->best->name : "(no successful run)",
-				verdict_tag(p));
-			if (p->evidence)
-				fprintf(f, "      %s\n", p->evidence);
-			for (size_t k = 0; k < p->nwarnings; k++)
-				fprintf(f, "      ! %s\n", p->warnings[k]);
+			fprintf(f, "  %-13s ", p->goal);
+			ar_esc_term(f, p->best ? p->best->name : "(no successful run)");
+			fprintf(f, "%s\n", verdict_tag(p));
+			if (p->evidence) {
+				fputs("      ", f);
+				ar_esc_term(f, p->evidence);
+				fputc('\n', f);
+			}
+			for (size_t k = 0; k < p->nwarnings; k++) {
+				fputs("      ! ", f);
+				ar_esc_term(f, p->warnings[k]);
+				fputc('\n', f);
+			}
 		}
 		if (ad->ncautions)
 			fprintf(f, "  cautions:\n");
-		for (size_t k = 0; k < ad->ncautions; k++)
-			fprintf(f, "      ! %s\n", ad->cautions[k]);
+		for (size_t k = 0; k < ad->ncautions; k++) {
+			fputs("      ! ", f);
+			ar_esc_term(f, ad->cautions[k]);
+			fputc('\n', f);
+		}
 		fputc('\n', f);
 	} else if (fmt == AR_RES_MARKDOWN) {
-		fprintf(f, "### %s (%lld thread(s), baseline %s%s)\n\n", t->name, (long long)t->threads,
-			t->baseline ? t->baseline : "none", t->baseline_is_recorded ? ", recorded" : "");
+		fputs("### ", f);
+		ar_esc_md(f, t->name);
+		fprintf(f, " (%lld thread(s), baseline ", (long long)t->threads);
+		ar_esc_md(f, t->baseline ? t->baseline : "none");
+		fprintf(f, "%s)\n\n", t->baseline_is_recorded ? ", recorded" : "");
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
-			fprintf(f, "- **%s: %s**%s", p->goal, p->best ? p->best->name : "(no successful run)",
-				verdict_tag(p));
-			if (p->evidence)
-				fprintf(f, " — %s", p->evidence);
+			fprintf(f, "- **%s: ", p->goal);
+			ar_esc_md(f, p->best ? p->best->name : "(no successful run)");
+			fprintf(f, "**%s", verdict_tag(p));
+			if (p->evidence) {
+				fputs(" — ", f);
+				ar_esc_md(f, p->evidence);
+			}
 			fputc('\n', f);
-			for (size_t k = 0; k < p->nwarnings; k++)
-				fprintf(f, "  - warning: %s\n", p->warnings[k]);
+			for (size_t k = 0; k < p->nwarnings; k++) {
+				fputs("  - warning: ", f);
+				ar_esc_md(f, p->warnings[k]);
+				fputc('\n', f);
+			}
 		}
-		for (size_t k = 0; k < ad->ncautions; k++)
-			fprintf(f, "%s- caution: %s\n", k ? "" : "\n", ad->cautions[k]);
+		for (size_t k = 0; k < ad->ncautions; k++) {
+			fputs(k ? "- caution: " : "\n- caution: ", f);
+			ar_esc_md(f, ad->cautions[k]);
+			fputc('\n', f);
+		}
 		fputc('\n', f);
 	} else if (fmt == AR_RES_CSV) {
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
-			fprintf(f, "%s,", t->sha256);
-			ar_res_put_csv_str(f, t->name);
+			ar_esc_csv(f, t->sha256);
 			fputc(',', f);
-			ar_res_put_csv_str(f, t->host);
-			fprintf(f, ",%s,%s,%s,", p->goal, p->metric, p->best ? p->best->name : "");
+			ar_esc_csv(f, t->name);
+			fputc(',', f);
+			ar_esc_csv(f, t->host);
+			fprintf(f, ",%s,%s,", p->goal, p->metric);
+			ar_esc_csv(f, p->best ? p->best->name : NULL);
+			fputc(',', f);
 			if (!isnan(p->best_value))
 				ar_res_put_json_num(f, p->best_value);
-			fprintf(f, ",%s,", p->second ? p->second->name : "");
+			fputc(',', f);
+			ar_esc_csv(f, p->second ? p->second->name : NULL);
+			fputc(',', f);
 			if (!isnan(p->second_value))
 				ar_res_put_json_num(f, p->second_value);
 			fprintf(f, ",%d,%s,", p->significant, p->verdict);
-			ar_res_put_csv_str(f, t->baseline);
-			fprintf(f, ",%s,", p->leader ? p->leader->name : "");
+			ar_esc_csv(f, t->baseline);
+			fputc(',', f);
+			ar_esc_csv(f, p->leader ? p->leader->name : NULL);
+			fputc(',', f);
 			if (!isnan(p->interval_lo))
 				ar_res_put_json_num(f, p->interval_lo);
 			fputc(',', f);
 			if (!isnan(p->interval_hi))
 				ar_res_put_json_num(f, p->interval_hi);
 			fputc(',', f);
-			ar_res_put_csv_str(f, p->evidence);
+			ar_esc_csv(f, p->evidence);
 			fputc(',', f);
 			char *w = ar_res_strdup("");
 			for (size_t k = 0; k < p->nwarnings; k++) {
@@ -598,49 +637,51 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 				free(w);
 				w = n;
 			}
-			ar_res_put_csv_str(f, w);
+			ar_esc_csv(f, w);
 			free(w);
 			fputc('\n', f);
 		}
 	} else {
-		fprintf(f, "%s  {\"sha256\": \"%s\", \"name\": ", first ? "" : ",\n", t->sha256);
-		ar_res_put_json_str(f, t->name);
+		fputs(first ? "  {\"sha256\": " : ",\n  {\"sha256\": ", f);
+		ar_esc_json(f, t->sha256);
+		fputs(", \"name\": ", f);
+		ar_esc_json(f, t->name);
 		fputs(", \"host\": ", f);
-		ar_res_put_json_str(f, t->host);
+		ar_esc_json(f, t->host);
 		fprintf(f, ", \"threads\": %lld,\n   \"picks\": [", (long long)t->threads);
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
 			fprintf(f, "%s\n    {\"goal\": \"%s\", \"metric\": \"%s\", \"allocator\": ", g ? "," : "", p->goal,
 				p->metric);
-			ar_res_put_json_str(f, p->best ? p->best->name : NULL);
+			ar_esc_json(f, p->best ? p->best->name : NULL);
 			fputs(", \"value\": ", f);
 			ar_res_put_json_num(f, p->best_value);
 			fputs(", \"runner_up\": ", f);
-			ar_res_put_json_str(f, p->second ? p->second->name : NULL);
+			ar_esc_json(f, p->second ? p->second->name : NULL);
 			fputs(", \"runner_up_value\": ", f);
 			ar_res_put_json_num(f, p->second_value);
 			fprintf(f, ", \"significant\": %s, \"verdict\": \"%s\", \"baseline\": ",
 				p->significant ? "true" : "false", p->verdict);
-			ar_res_put_json_str(f, t->baseline);
+			ar_esc_json(f, t->baseline);
 			fputs(", \"leader\": ", f);
-			ar_res_put_json_str(f, p->leader ? p->leader->name : NULL);
+			ar_esc_json(f, p->leader ? p->leader->name : NULL);
 			fputs(", \"interval\": [", f);
 			ar_res_put_json_num(f, p->interval_lo);
 			fputs(", ", f);
 			ar_res_put_json_num(f, p->interval_hi);
 			fputs("],\n     \"evidence\": ", f);
-			ar_res_put_json_str(f, p->evidence);
+			ar_esc_json(f, p->evidence);
 			fputs(", \"warnings\": [", f);
 			for (size_t k = 0; k < p->nwarnings; k++) {
 				fputs(k ? ", " : "", f);
-				ar_res_put_json_str(f, p->warnings[k]);
+				ar_esc_json(f, p->warnings[k]);
 			}
 			fputs("]}", f);
 		}
 		fputs("],\n   \"cautions\": [", f);
 		for (size_t k = 0; k < ad->ncautions; k++) {
 			fputs(k ? ", " : "", f);
-			ar_res_put_json_str(f, ad->cautions[k]);
+			ar_esc_json(f, ad->cautions[k]);
 		}
 		fputs("]}", f);
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ar_escape.h"
 #include "report_model.h"
 
 double ar_svg_map(const ar_svg_axis_t *a, double v)
@@ -108,7 +109,7 @@ void ar_svg_text(FILE *f, double x, double y, const char *anchor, const char *cl
 {
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor, cls ? " class=\"" : "",
 		cls ? cls : "", cls ? "\"" : "");
-	ar_res_put_html(f, text);
+	ar_esc_html(f, text);
 	fputs("</text>\n", f);
 }
 
@@ -117,7 +118,7 @@ void ar_svg_open(FILE *f, const char *id, int w, int h, const char *title)
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" class=\"chart\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" role=\"img\" aria-labelledby=\"%s-t\">\n<title id=\"%s-t\">",
 		id, w, h, w, h, id, id);
-	ar_res_put_html(f, title);
+	ar_esc_html(f, title);
 	fputs("</title>\n", f);
 	ar_svg_text(f, 10, 18, "start", "title", title);
 }
@@ -160,7 +161,7 @@ void ar_svg_yaxis(FILE *f, const ar_svg_axis_t *y, double x_px, double x_end, co
 	double my = (y->p0 + y->p1) / 2;
 	fprintf(f, "<text class=\"label\" text-anchor=\"middle\" transform=\"translate(%.1f %.1f) rotate(-90)\">",
 		x_px - 58, my);
-	ar_res_put_html(f, label);
+	ar_esc_html(f, label);
 	fputs("</text>\n", f);
 }
 

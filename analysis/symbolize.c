@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ar_escape.h"
 #include "ar_symbolize.h"
 
 typedef struct sym_mod {
@@ -192,16 +193,17 @@ const char *ar_sym_format(const ar_sym_frame_t *f, char *buf, size_t cap)
 		if (k_ > 0)                                                \
 			n += (size_t)k_;                                   \
 	} while (0)
+	/* The module path is the trace's (a modules record), the names and
+	 * files come from whatever ELF file it points at: all escaped. */
+	char shown[1024];
 	if (f->function)
-		PUT("%s+0x%" PRIx64, f->function, f->function_offset);
+		PUT("%s+0x%" PRIx64, ar_printable(f->function, shown, sizeof shown), f->function_offset);
 	else
 		PUT("0x%" PRIx64, f->addr);
 	if (f->file)
-		PUT(" (%s:%d)", f->file, f->line);
+		PUT(" (%s:%d)", ar_printable(f->file, shown, sizeof shown), f->line);
 	if (f->module) {
-		/* The path is the trace's (a modules record): escaped. */
 		const char *b = strrchr(f->module, '/');
-		char shown[1024];
 		PUT(" [%s+0x%" PRIx64 "]", ar_printable(b ? b + 1 : f->module, shown, sizeof shown), f->module_offset);
 	}
 #undef PUT

@@ -19,3 +19,4 @@ DEP_FILES += $(BENCH_FORMAT_OBJS:.o=.d)
 include bench/alloc/module.mk
 include bench/replay/module.mk
 include bench/fidelity/module.mk
+include bench/import/module.mk

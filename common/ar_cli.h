@@ -9,8 +9,11 @@
  *     whole usage text;
  *   - "-" names standard output wherever a tool writes a file.
  *
+ * Messages go to stderr escaped for the terminal (ar_escape.h; newlines
+ * kept), since they quote file names and strings from traces and databases.
+ *
  * Exit statuses, the same in every tool: 0 success, 1 usage error, 2 runtime error.
- * Nothing here allocates or keeps state beyond the tool's name.
+ * Nothing here keeps state beyond the tool's name.
  */
 #ifndef AR_CLI_H
 #define AR_CLI_H
@@ -21,9 +24,14 @@
 #define ALLOCRR_VERSION "unknown" /* the Makefile passes the real one */
 #endif
 
+/* Exit statuses of every tool (README, "Exit status"): 0 all done; 1 a
+ * usage error (alloctrace verify: the trace is truncated); 2 an error, the
+ * work not done; 3 done, but on the readable part of a truncated or corrupt
+ * input only, the message saying where it stops. */
 #define AR_EXIT_OK 0
 #define AR_EXIT_USAGE 1
 #define AR_EXIT_RUNTIME 2
+#define AR_EXIT_WARN 3
 
 /* Set the name every message starts with ("allocrec", "alloctrace", ...).
  * Call first in main; the string must outlive the program. */
@@ -55,6 +63,12 @@ void ar_cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Is path the "-" that means standard output (or input)? */
 int ar_cli_is_stdio(const char *path);
+
+/* A size as a user writes it, into *out: decimal digits with an optional
+ * K, M, G or T suffix (powers of 1024; "KiB", "MB" and "kb" spellings
+ * accepted, a B alone meaning bytes). Returns 0, or -1 when s is not a
+ * size or overflows 64 bits. (cli_size.c) */
+int ar_cli_parse_size(const char *s, unsigned long long *out);
 
 /* Open path for writing as fopen(path, mode) would, "-" being stdout.
  * Returns NULL with errno set on failure. Close with ar_cli_close_output. */

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 
 static const char *tool_name = "allocrr";
 
@@ -28,12 +30,34 @@ int ar_cli_version(void)
 	return AR_EXIT_OK;
 }
 
+/* A message to stderr escaped for the terminal (ar_escape.h), line by line:
+ * messages quote file names, trace and database strings, which may carry
+ * escape sequences. */
+static void put_message(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs(fmt, stderr); /* out of memory: at least the wording */
+		return;
+	}
+	for (char *line = msg, *nl;; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		ar_esc_term(stderr, line);
+		if (!nl)
+			break;
+		fputc('\n', stderr);
+	}
+	free(msg);
+}
+
 int ar_cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, "%s: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help' for more information.\n", tool_name);
 	return AR_EXIT_USAGE;
@@ -60,12 +84,13 @@ int ar_cli_bad_option(int c, char *const argv[])
 int ar_cli_error(const char *path, const char *fmt, ...)
 {
 	va_list ap;
-	if (path)
-		fprintf(stderr, "%s: %s: ", tool_name, path);
-	else
-		fprintf(stderr, "%s: ", tool_name);
+	fprintf(stderr, "%s: ", tool_name);
+	if (path) {
+		ar_esc_term(stderr, path);
+		fputs(": ", stderr);
+	}
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return AR_EXIT_RUNTIME;
@@ -76,7 +101,7 @@ void ar_cli_warn(const char *fmt, ...)
 	va_list ap;
 	fprintf(stderr, "%s: warning: ", tool_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }

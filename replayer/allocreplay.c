@@ -9,8 +9,9 @@
  * valgrind) -> open the database -> per trace: compile or open its
  * workload, run the repetitions, print the table or JSON -> summary.
  *
- * Each trace is compiled once (wl_cache.c: keyed by its SHA-256), then the
- * runs go one at a time — never two workers at once, they would measure
+ * Each trace is compiled once (wl_cache.h: keyed by its SHA-256, checked
+ * against the trace before reuse, in a private directory with a size
+ * limit), then the runs go one at a time — never two workers at once, they would measure
  * each other — repetition-major (all allocators once, then again), so a slow
  * drift of the machine spreads over every allocator instead of biasing one.
  *
@@ -25,7 +26,9 @@
  * Messages follow common/ar_cli.h: "allocreplay: PATH: message" once, a
  * bad command line is one line and a hint. Exit status: 0 when every
  * requested run succeeded; 1 usage error; 2 runtime error or any failed run
- * (each is named on stderr, and stored).
+ * (each is named on stderr, and stored); 3 (AR_EXIT_WARN) when every run
+ * succeeded but some trace was truncated or corrupt, so only its valid
+ * prefix was replayed: a script cannot tell that from a warning on stderr.
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,6 +40,7 @@
 #include <unistd.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "plan.h"
 #include "progress.h"
 #include "replay.h"
@@ -46,7 +50,9 @@
 typedef struct session {
 	sqlite3 *db;
 	ar_machine_t machine;
+	ar_wl_cache_t cache;
 	size_t runs, failed;
+	size_t prefix_only; /* traces replayed as their valid prefix (truncated, corrupt) */
 	int runtime_error;
 	int first_json;
 } session_t;
@@ -55,6 +61,7 @@ typedef struct session {
 typedef struct trace_job {
 	ar_trace_info_t info;
 	char wl_path[PATH_MAX];
+	ar_wl_lease_t lease; /* the cache keeps wl_path while we hold it */
 	ar_workload_t wl;
 	uint64_t total_ops; /* every stream's ops: what the worker counts */
 	ar_run_t **runs;
@@ -113,7 +120,7 @@ static void compile_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* Hash, compile (or find in the cache) and map the workload of path. */
-static int open_workload(trace_job_t *j, const char *path)
+static int open_workload(session_t *s, trace_job_t *j, const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) != 0)
@@ -125,12 +132,13 @@ static int open_workload(trace_job_t *j, const char *path)
 	compile_line_t line = { .open = 0 };
 	snprintf(line.label, sizeof line.label, "compiling %s", path);
 	char err[2048];
-	int rc = ar_wl_cache_get(path, j->info.sha256, j->wl_path, sizeof j->wl_path, &j->info.cache_hit,
+	int rc = ar_wl_cache_get(&s->cache, path, j->info.sha256, &j->lease, &j->info.cache_hit,
 				 ar_progress_enabled() ? compile_progress : NULL, &line, err, sizeof err);
 	ar_progress_finish();
 	if (rc != 0)
 		return ar_cli_error(path, "cannot compile: %s (alloctrace verify %s says more)",
 				    without_path(err, path), path);
+	snprintf(j->wl_path, sizeof j->wl_path, "%s", j->lease.path);
 	if (ar_wl_open(&j->wl, j->wl_path, err, sizeof err) != 0)
 		return ar_cli_error(j->wl_path, "%s (delete it and retry)", without_path(err, j->wl_path));
 	j->info.wl = j->wl.hdr;
@@ -144,14 +152,17 @@ static int open_workload(trace_job_t *j, const char *path)
 }
 
 /* What the replay of this trace will not be (SPEC 5.5; docs/RESULTS.md,
- * traces.skipped_* and friends), said once per trace. */
-static void warn_trace(const trace_job_t *j, const ar_replay_options_t *o)
+ * traces.skipped_* and friends), said once per trace. A valid prefix only
+ * makes the exit status AR_EXIT_WARN. */
+static void warn_trace(session_t *s, const trace_job_t *j, const ar_replay_options_t *o)
 {
 	const char *path = j->info.path;
 	const ar_wl_header_t *wh = j->wl.hdr;
-	if (strcmp(j->info.status, "complete"))
-		ar_cli_warn("trace %s is %s; replaying its valid prefix (%llu events)", path,
-			    j->info.status, (unsigned long long)wh->events);
+	if (strcmp(j->info.status, "complete")) {
+		s->prefix_only++;
+		ar_cli_warn("trace %s is %s; replaying its valid prefix (%llu events; exit status %d)",
+			    path, j->info.status, (unsigned long long)wh->events, AR_EXIT_WARN);
+	}
 	if (wh->skipped_unknown_frees || wh->unknown_reallocs || wh->lost_blocks || wh->skipped_unknown_ops)
 		ar_cli_warn("trace %s: skipped %llu free(s) of pointers it never returned and %llu "
 			    "event(s) of unknown ops; replayed %llu realloc(s) of such pointers as "
@@ -319,7 +330,7 @@ static void print_trace(const ar_replay_options_t *o, session_t *s, const trace_
 	ar_res_trace_free(&rt);
 }
 
-static void free_job(trace_job_t *j)
+static void free_job(session_t *s, trace_job_t *j)
 {
 	for (size_t i = 0; j->runs && i < j->nruns; i++)
 		if (j->runs[i]) {
@@ -329,6 +340,7 @@ static void free_job(trace_job_t *j)
 	free(j->runs);
 	if (j->wl.map)
 		ar_wl_close(&j->wl);
+	ar_wl_cache_release(&s->cache, &j->lease);
 }
 
 /* One trace: workload, repetitions, table. A trace that cannot be opened is skipped
@@ -336,14 +348,18 @@ static void free_job(trace_job_t *j)
 static void replay_trace(const ar_replay_options_t *o, const ar_plan_t *p, session_t *s, const char *path)
 {
 	trace_job_t *j = calloc(1, sizeof *j);
-	if (!j || open_workload(j, path) != 0) {
+	if (j)
+		j->lease.fd = -1;
+	if (!j || open_workload(s, j, path) != 0) {
 		if (!j)
 			ar_cli_error(NULL, "out of memory");
+		else
+			free_job(s, j);
 		s->runtime_error = 1;
 		free(j);
 		return;
 	}
-	warn_trace(j, o);
+	warn_trace(s, j, o);
 	j->run = p->run;
 	if (!strcmp(o->touch, "auto"))
 		j->run.touch = choose_touch(p, j);
@@ -351,17 +367,28 @@ static void replay_trace(const ar_replay_options_t *o, const ar_plan_t *p, sessi
 		s->runtime_error = 1;
 	else
 		print_trace(o, s, j);
-	free_job(j);
+	free_job(s, j);
 	free(j);
 }
 
 /* ---- the session: database open to summary --------------------------------------- */
+
+/* The cache's notes (why a workload was recompiled, what was evicted). */
+static void cache_note(void *ctx, const char *line)
+{
+	(void)ctx;
+	ar_plan_note("%s", line);
+}
 
 static int open_session(const ar_replay_options_t *o, session_t *s)
 {
 	memset(s, 0, sizeof *s);
 	s->first_json = 1;
 	char err[2048];
+	s->cache.max_bytes = o->cache_max;
+	s->cache.note = cache_note;
+	if (ar_wl_cache_open(&s->cache, 1, err, sizeof err) != 0)
+		return ar_cli_error(NULL, "%s", err); /* names the directory */
 	if (ar_db_open(o->db_path, &s->db, err, sizeof err) != 0)
 		return ar_cli_error(NULL, "%s", err); /* db.c's messages name the file */
 	ar_machine_probe(&s->machine);
@@ -377,7 +404,31 @@ static int end_session(const ar_replay_options_t *o, ar_plan_t *p, session_t *s)
 	if (s->failed)
 		ar_cli_error(NULL, "%zu of %zu runs failed (see above; stored in %s with their reasons)",
 			     s->failed, s->runs, o->db_path);
-	return s->failed || s->runtime_error ? AR_EXIT_RUNTIME : AR_EXIT_OK;
+	if (s->failed || s->runtime_error)
+		return AR_EXIT_RUNTIME;
+	return s->prefix_only ? AR_EXIT_WARN : AR_EXIT_OK;
+}
+
+/* --cache-clean: empty the workload cache, say what was freed. */
+static int clean_cache(const ar_replay_options_t *o)
+{
+	ar_wl_cache_t c = { .max_bytes = o->cache_max };
+	char err[2048], a[32], b[32];
+	int rc = ar_wl_cache_open(&c, 0, err, sizeof err);
+	if (rc < 0)
+		return ar_cli_error(NULL, "%s", err);
+	ar_wl_cache_tally_t t = { 0 };
+	if (rc == 0 && ar_wl_cache_clean(&c, &t, err, sizeof err) != 0)
+		return ar_cli_error(NULL, "%s", err);
+	printf("workload cache ");
+	ar_esc_term(stdout, c.dir);
+	printf(": removed %u file(s), %s freed", t.removed,
+	       ar_res_fmt_bytes(a, sizeof a, (double)t.removed_bytes));
+	if (t.in_use)
+		printf("; kept %u workload(s) in use by a running allocreplay (%s)", t.in_use,
+		       ar_res_fmt_bytes(b, sizeof b, (double)t.in_use_bytes));
+	printf("\n");
+	return AR_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -391,6 +442,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (o.list)
 		return ar_plan_list_allocators();
+	if (o.cache_clean)
+		return clean_cache(&o);
 	if ((rc = ar_plan_make(&o, &plan)) != 0 || (rc = open_session(&o, &s)) != 0) {
 		end_session(&o, &plan, &s);
 		return rc;

@@ -8,13 +8,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "plan.h"
+#include "wl_cache.h"
 
 #define WORKER_NAME "allocreplay-worker"
 
@@ -24,14 +27,16 @@ static void usage(void)
 {
 	printf("Usage: allocreplay [OPTION]... TRACE...\n"
 	       "   or: allocreplay --list\n"
+	       "   or: allocreplay --cache-clean\n"
 	       "Replay each recorded trace under each allocator (default: every installed\n"
 	       "one), N times, one worker process at a time; store the runs in an SQLite\n"
 	       "database (docs/RESULTS.md) and print a comparison table per trace.\n"
 	       "Options may come before or after the traces.\n"
 	       "\n"
 	       "Options:\n"
-	       "  -a, --allocators=NAMES  replay under these allocators only (comma-separated;\n"
-	       "                          --list shows the names)\n"
+	       "  -a, --allocators=NAMES  replay under these allocators only (comma-separated,\n"
+	       "                          or -a again; --list shows the names; a name given\n"
+	       "                          twice runs once, said in a note)\n"
 	       "      --all               every installed allocator (the default)\n"
 	       "      --db=FILE           store the runs in FILE (default allocrr.db); SQLite\n"
 	       "                          needs a file, so not '-' (--json prints to stdout)\n"
@@ -59,6 +64,10 @@ static void usage(void)
 	       "                          single-thread traces)\n"
 	       "      --json              print the runs as JSON instead of tables\n"
 	       "      --list              list the allocators the registry knows, and exit\n"
+	       "      --cache-max=SIZE    keep at most SIZE of compiled workloads in the cache\n"
+	       "                          (K, M, G suffixes; default 4G; 0 = no limit): the\n"
+	       "                          least recently used go first, never one in use\n"
+	       "      --cache-clean       empty the workload cache, say what it freed, and exit\n"
 	       "  -q, --quiet             no progress line while compiling and replaying\n"
 	       "  -h, --help              display this help and exit\n"
 	       "      --version           output version information and exit\n"
@@ -68,17 +77,31 @@ static void usage(void)
 	       " percentage of events or ops done, the time elapsed and an estimate of the\n"
 	       " time left; never when stderr is not a terminal, nor with -q.\n"
 	       "\n"
+	       "Workload cache:\n"
+	       " Each trace is compiled once into a workload, cached by the trace's SHA-256\n"
+	       " in a directory of your own: created 0700, refused when it is a symbolic\n"
+	       " link, another user's, or writable by group or others. A cached workload is\n"
+	       " used only when its digest and the trace's size, events and threads match;\n"
+	       " otherwise it is compiled again, with a note saying why.\n"
+	       "\n"
 	       "Environment:\n"
 	       " ALLOCRR_CACHE_DIR  compiled workloads (default $XDG_CACHE_HOME/allocrr, else\n"
-	       "                    ~/.cache/allocrr)\n"
+	       "                    $HOME/.cache/allocrr, else the same under your account's\n"
+	       "                    home directory, else $TMPDIR/allocrr-cache-UID)\n"
+	       " ALLOCRR_CACHE_MAX  the cache's size limit when --cache-max is not given\n"
 	       " ALLOCRR_WORKER     the worker binary (default: allocreplay-worker next to\n"
 	       "                    allocreplay, else in ../libexec/allocrr/)\n"
 	       " ALLOCRR_VALGRIND   valgrind for --counters sim (default: on PATH)\n"
 	       " ALLOCRR_LIBDIR     where our allocators' libraries are\n"
 	       "\n"
 	       "Exit status:\n"
-	       " 0 every run succeeded, 1 usage error, 2 runtime error or a failed run (each\n"
-	       " is named on stderr and stored with its reason).\n", AR_PLAN_SAMPLE_EVERY);
+	       " 0 every run succeeded;\n"
+	       " 1 usage error;\n"
+	       " 2 runtime error or a failed run (each is named on stderr and stored with\n"
+	       "   its reason);\n"
+	       " 3 every run succeeded, but a trace was truncated or corrupt and only its\n"
+	       "   valid prefix was replayed (said on stderr; traces.status in the\n"
+	       "   database).\n", AR_PLAN_SAMPLE_EVERY);
 }
 
 /* Non-negative integer up to 10^6 (repetitions, seconds). 0, or -1. */
@@ -94,7 +117,7 @@ static int parse_uint(const char *s, unsigned *out)
 }
 
 enum { OPT_ALL = 256, OPT_DB, OPT_REPEAT, OPT_TIMEOUT, OPT_TOUCH, OPT_JSON, OPT_COUNTERS,
-       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING };
+       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN };
 
 static const struct option long_opts[] = {
 	{ "allocators", required_argument, NULL, 'a' },
@@ -108,6 +131,8 @@ static const struct option long_opts[] = {
 	{ "counters", required_argument, NULL, OPT_COUNTERS },
 	{ "access-pass", no_argument, NULL, OPT_ACCESS_PASS },
 	{ "list", no_argument, NULL, OPT_LIST },
+	{ "cache-max", required_argument, NULL, OPT_CACHE_MAX },
+	{ "cache-clean", no_argument, NULL, OPT_CACHE_CLEAN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -156,11 +181,50 @@ static int bad_option(int c, char **argv)
 	return ar_cli_usage_error("unknown option '%.*s'", (int)n + 2, as_typed);
 }
 
+void ar_plan_note(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: note: ", ar_cli_tool());
+	ar_esc_term(stderr, line);
+	fputc('\n', stderr);
+}
+
+/* Another -a's NAMES, appended to o->names with a comma. 0, or -1. */
+static int add_names(ar_replay_options_t *o, const char *names)
+{
+	size_t had = o->names ? strlen(o->names) : 0, n = strlen(names);
+	char *m = realloc(o->names, had + n + 2);
+	if (!m)
+		return -1;
+	if (had)
+		m[had++] = ',';
+	memcpy(m + had, names, n + 1);
+	o->names = m;
+	return 0;
+}
+
+/* A size option's or variable's value (ar_cli_parse_size). 0, or 1. */
+static int take_size(const char *what, const char *v, unsigned long long *out)
+{
+	if (ar_cli_parse_size(v, out) == 0)
+		return 0;
+	return ar_cli_usage_error("%s needs a size such as 4G, 512M or 0 (no limit), not '%s'", what, v);
+}
+
 /* One option's value into o. 0, or the exit status of a bad value. */
 static int take_option(int c, ar_replay_options_t *o)
 {
 	switch (c) {
-	case 'a': o->names = optarg; break;
+	case 'a':
+		if (add_names(o, optarg) != 0)
+			return ar_cli_error(NULL, "out of memory");
+		break;
+	case OPT_CACHE_CLEAN: o->cache_clean = 1; break;
+	case OPT_CACHE_MAX: return take_size("--cache-max", optarg, &o->cache_max);
 	case OPT_ALL: o->all = 1; break;
 	case OPT_DB: o->db_path = optarg; break;
 	case OPT_TOUCH: o->touch = optarg; break;
@@ -216,19 +280,27 @@ static int check_options(const ar_replay_options_t *o)
 					  "output (--json prints the runs there)");
 	if (!o->db_path[0])
 		return ar_cli_usage_error("--db needs a file name");
-	if (!o->list && !o->ntraces)
+	if (o->cache_clean && o->ntraces)
+		return ar_cli_usage_error("--cache-clean takes no trace: it empties the workload cache and "
+					  "exits");
+	if (!o->list && !o->cache_clean && !o->ntraces)
 		return ar_cli_usage_error("no trace given");
 	return 0;
 }
 
 int ar_plan_parse_options(int argc, char **argv, ar_replay_options_t *o)
 {
+	int rc;
 	static char default_timing[32];
 	snprintf(default_timing, sizeof default_timing, "sample:%d", AR_PLAN_SAMPLE_EVERY);
 	*o = (ar_replay_options_t){ .db_path = "allocrr.db", .touch = "pages", .counters = "perf",
-			  .timing = default_timing, .repeat = 3, .timeout_s = 300 };
+			  .timing = default_timing, .repeat = 3, .timeout_s = 300,
+			  .cache_max = AR_WL_CACHE_MAX_DEFAULT };
+	const char *env_max = getenv("ALLOCRR_CACHE_MAX");
+	if (env_max && *env_max && (rc = take_size("ALLOCRR_CACHE_MAX", env_max, &o->cache_max)) != 0)
+		return rc;
 	opterr = 0; /* ours say it once, in our words (bad_option) */
-	int c, rc;
+	int c;
 	while ((c = getopt_long(argc, argv, ":a:qh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage();
@@ -292,11 +364,25 @@ static int resolve_allocators(const ar_replay_options_t *o, ar_plan_t *p)
 	if (!copy)
 		return ar_cli_error(NULL, "out of memory");
 	int rc = 0;
+	unsigned char noted[AR_PLAN_MAX_ALLOCS] = { 0 };
 	for (char *n = strtok_r(copy, ",", &save); n && !rc; n = strtok_r(NULL, ",", &save)) {
-		if (p->nallocs == AR_PLAN_MAX_ALLOCS)
+		ar_allocator_t a;
+		if ((rc = find_allocator(n, &a)) != 0)
+			break;
+		/* By the registry's name, so that another spelling resolving to
+		 * the same allocator counts as the same. */
+		int seen = -1;
+		for (int i = 0; i < p->nallocs && seen < 0; i++)
+			if (!strcmp(p->allocs[i].name, a.name))
+				seen = i;
+		if (seen >= 0) {
+			if (!noted[seen]++) /* one note per name */
+				ar_plan_note("allocator %s is named more than once in -a: replaying it once",
+					     a.name);
+		} else if (p->nallocs == AR_PLAN_MAX_ALLOCS)
 			rc = ar_cli_usage_error("at most %d allocators at once", AR_PLAN_MAX_ALLOCS);
-		else if ((rc = find_allocator(n, &p->allocs[p->nallocs])) == 0)
-			p->nallocs++;
+		else
+			p->allocs[p->nallocs++] = a;
 	}
 	free(copy);
 	if (!rc && !p->nallocs)

@@ -21,10 +21,13 @@
 
 /* What the command line asked for. */
 typedef struct ar_replay_options {
-	const char *db_path, *touch, *counters, *names;
+	const char *db_path, *touch, *counters;
+	char *names; /* every -a's NAMES, joined by commas; NULL without -a */
 	const char *timing; /* --timing: "every", "none" or "sample:N" */
 	unsigned repeat, timeout_s;
 	int all, json, list, quiet, access_pass;
+	int cache_clean;                /* --cache-clean */
+	unsigned long long cache_max;   /* --cache-max, else ALLOCRR_CACHE_MAX, else the default */
 	char **traces; /* the positional arguments, in their order */
 	int ntraces;
 } ar_replay_options_t;
@@ -42,6 +45,10 @@ typedef struct ar_plan {
  * go on, or the exit status (0 after --help or --version, 1 for a bad
  * command line, said in one line and a hint). */
 int ar_plan_parse_options(int argc, char **argv, ar_replay_options_t *o);
+
+/* Print "allocreplay: note: LINE" on stderr, escaped for the terminal:
+ * something the command decided on its own that the user should know. */
+void ar_plan_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Print the registry's allocators (--list). Returns 0. */
 int ar_plan_list_allocators(void);

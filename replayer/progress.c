@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ar_escape.h"
 #include "progress.h"
 
 static struct {
@@ -134,7 +135,7 @@ void ar_progress_start(const char *label, const char *unit, uint64_t total)
 {
 	if (!pg.on)
 		return;
-	snprintf(pg.label, sizeof pg.label, "%s", label);
+	ar_printable(label, pg.label, sizeof pg.label); /* names a trace: maybe someone else's file */
 	pg.unit = unit;
 	pg.total = total;
 	pg.done = pg.first_done = pg.first_ms = 0;

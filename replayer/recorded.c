@@ -85,10 +85,19 @@ void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
 	else if (f && f->end_time_ns)
 		rec->duration_ns = (double)f->end_time_ns;
 	if (!p) {
-		snprintf(rec->reason, sizeof rec->reason,
-			 "the trace does not say what the program ran on nor its RSS (format %u.%u, "
-			 "recorded before allocrr format 1.1, or not by allocrec)",
-			 ar_reader_header(r)->version_major, ar_reader_header(r)->version_minor);
+		const ar_header_t *h = ar_reader_header(r);
+		if (h->flags & AR_HDR_SYNTHETIC)
+			snprintf(rec->reason, sizeof rec->reason,
+				 "a generated trace: no program ran, so there is nothing to predict");
+		else if (h->flags & AR_HDR_IMPORTED)
+			snprintf(rec->reason, sizeof rec->reason,
+				 "imported from %s, which records neither what the program ran on nor its RSS",
+				 h->source_format[0] ? h->source_format : "another tool's format");
+		else
+			snprintf(rec->reason, sizeof rec->reason,
+				 "the trace does not say what the program ran on nor its RSS (format %u.%u: "
+				 "recorded before allocrr format 1.1, or not by allocrec)",
+				 h->version_major, h->version_minor);
 		return;
 	}
 	const char *absurd = NULL; /* SPEC 7.4: valid bytes, impossible figures */

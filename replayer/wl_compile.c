@@ -21,7 +21,11 @@
  * trace with more is refused, AR_ELIMIT); thread indices may be sparse.
  * The ops are written straight into the mapped output file: each thread's
  * array is sized from the reader's per-thread event counts (plus room for
- * sample markers), so nothing grows with the trace in memory.
+ * sample markers), so nothing grows with the trace in memory. The last
+ * thing written is the content digest (ar_wl_digest), so a file cut or
+ * changed afterwards no longer matches it. The output is never opened
+ * through a symbolic link (O_NOFOLLOW); a cache's temporary file is
+ * created new (O_EXCL), mode 0600 (wl_cache.h says why).
  *
  * The schedule (workload.h): the current run (thread, length) and each
  * stream's last event time and usual spacing decide, at each switch of
@@ -36,6 +40,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +100,8 @@ typedef struct comp {
 				* events adjacent in sequence order; 0 before the first */
 	ar_error_t *err;
 	const char *path;
+	int exclusive;   /* ar_wl_compile_opts_t.exclusive */
+	int created;     /* out_path is ours: remove it if the compile fails */
 } comp_t;
 
 /* Live bytes of the replay: the trace's live set plus the blocks it
@@ -555,7 +562,11 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 		offs[i] = off;
 		off += align_up(caps[i] * sizeof(ar_wl_op_t));
 	}
-	int fd = open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Never through a symbolic link; a cache's temporary file is created
+	 * new and private (workload.h, ar_wl_compile_opts_t.exclusive). */
+	int fd = c->exclusive ? open(out_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+			      : open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	c->created = fd >= 0;
 	if (fd < 0 || ftruncate(fd, (off_t)off) != 0) {
 		int e = errno;
 		if (fd >= 0)
@@ -586,6 +597,8 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	c->hdr->nthreads = n;
 	c->hdr->file_bytes = off;
 	c->hdr->schedule = (uint32_t)c->schedule;
+	c->hdr->trace_file_bytes = ar_reader_file_size(r);
+	c->hdr->trace_indexed_events = events;
 	c->thr = (ar_wl_thread_t *)(c->hdr + 1);
 	c->ops = calloc(n, sizeof *c->ops);
 	c->tfree = malloc(n * sizeof *c->tfree);
@@ -652,6 +665,21 @@ static uint64_t clock_eps(const ar_header_t *h)
 	return eps > UINT64_MAX / 2 ? UINT64_MAX / 2 : eps;
 }
 
+int ar_wl_digest(const ar_workload_t *w, uint8_t out[32])
+{
+	ar_wl_header_t h = *w->hdr;
+	memset(h.content_sha256, 0, sizeof h.content_sha256);
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned n = 0;
+	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, &h, sizeof h) &&
+		 EVP_DigestUpdate(ctx, w->threads, (size_t)h.nthreads * sizeof *w->threads);
+	for (uint32_t i = 0; ok && i < h.nthreads; i++)
+		ok = EVP_DigestUpdate(ctx, ar_wl_ops(w, i), (size_t)w->threads[i].nops * sizeof(ar_wl_op_t));
+	ok = ok && EVP_DigestFinal_ex(ctx, out, &n) && n == 32;
+	EVP_MD_CTX_free(ctx);
+	return ok ? 0 : -1;
+}
+
 int ar_wl_compile(const char *trace_path, const char *out_path, const char *sha256, ar_error_t *err)
 {
 	return ar_wl_compile_opts(trace_path, out_path, sha256, NULL, err);
@@ -686,7 +714,7 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 		return AR_EINVAL;
 	}
 	comp_t c = { .err = err, .path = trace_path, .gfree = { NONE32, NONE32 },
-		     .schedule = opts->schedule, .run_thread = NONE32,
+		     .schedule = opts->schedule, .run_thread = NONE32, .exclusive = opts->exclusive,
 		     .eps_ns = clock_eps(ar_reader_header(r)) };
 	ar_wl_decoder_t dec = { 0 };
 	void *map = NULL;
@@ -743,6 +771,11 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 	if (sha256)
 		snprintf(c.hdr->trace_sha256, sizeof c.hdr->trace_sha256, "%s", sha256);
 	c.hdr->compile_ns = now_ns() - t0;
+	ar_workload_t w = { .map = map, .map_bytes = bytes, .hdr = c.hdr, .threads = c.thr };
+	if (ar_wl_digest(&w, c.hdr->content_sha256) != 0) {
+		rc = errf(&c, AR_ENOMEM, "out of memory computing the workload's digest");
+		goto out;
+	}
 	if (msync(map, bytes, MS_ASYNC) != 0) {
 		rc = errf(&c, AR_EIO, "msync of the workload failed");
 		goto out;
@@ -752,7 +785,7 @@ out:
 	ar_wld_finish(&dec);
 	if (map)
 		munmap(map, bytes);
-	if (rc && out_path)
+	if (rc && c.created)
 		unlink(out_path);
 	ar_liveset_free(&c.live);
 	free(c.slots);

@@ -90,9 +90,10 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 5 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+#define AR_WL_VERSION 6 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
 			   * for threads with events, live bytes saturate at 2^64-1; 5: the
-			   * recorded schedule (hand-off SYNCs) and its counters */
+			   * recorded schedule (hand-off SYNCs) and its counters; 6: the
+			   * content digest and the trace's size and indexed event count */
 /* Replay threads at most: one per traced thread with events, all alive at
  * once in the worker (1 MiB stack each). A trace with more is refused when
  * compiled (AR_ELIMIT), not started and killed by the thread limit. */
@@ -230,6 +231,15 @@ typedef struct ar_wl_header {
 	uint64_t handoffs;               /* exact SYNC emitted */
 	uint64_t handoffs_dropped;       /* a hand-off, but the stream's SYNC budget was spent */
 	uint64_t switches_interleaved;   /* neither a long run nor an idle resumer: concurrent */
+	/* What ties the file to its trace beyond the trace_sha256 string, so a
+	 * cache can check a workload against the trace it is about to stand for
+	 * (wl_cache.h): the trace's size in bytes and its event count as its
+	 * index announced (ar_reader_event_count) when it was compiled. */
+	uint64_t trace_file_bytes;
+	uint64_t trace_indexed_events;
+	/* SHA-256 of the content, ar_wl_digest(): written last by the compiler,
+	 * so a file cut or damaged after the compile no longer matches it. */
+	uint8_t content_sha256[32];
 } ar_wl_header_t;
 
 /* Static name of a kind ("malloc", ..., "sample"). */
@@ -289,6 +299,13 @@ typedef struct ar_wl_compile_opts {
 	ar_wl_schedule_t schedule;
 	ar_wl_progress_fn *progress; /* may be NULL */
 	void *progress_ctx;
+	/* 0: out_path is created or replaced (mode 0644). 1: out_path must not
+	 * exist; it is created O_EXCL, mode 0600 (a cache's temporary file:
+	 * whatever sits at the name, a symbolic link included, is never
+	 * followed, truncated or removed; the compile fails with AR_EIO and
+	 * sys_errno EEXIST). Either way a symbolic link at out_path is never
+	 * followed (O_NOFOLLOW). */
+	int exclusive;
 } ar_wl_compile_opts_t;
 
 /*
@@ -298,5 +315,21 @@ typedef struct ar_wl_compile_opts {
  */
 int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char *sha256,
 		       const ar_wl_compile_opts_t *opts, ar_error_t *err);
+
+/*
+ * The content digest of an opened workload into out: SHA-256 (OpenSSL) of
+ * the header with content_sha256 zeroed, the thread table, then each
+ * thread's nops ops in thread order. Padding and the unused capacity of op
+ * arrays (holes, never read) are left out. The compiler stores it in
+ * header.content_sha256; a reader that recomputes it and compares finds a
+ * file changed since (a cut, a damaged page, an edited header). It proves
+ * nothing against someone who can write the file: they can store the
+ * digest of what they wrote (wl_cache.h says what defends against that).
+ * Reads every op: about 0.3 s per 480 MB (20 M events) here, about 5 % of
+ * the compile (docs/BENCHMARKS.md, "Workload cache"). Returns 0, or -1
+ * (out of memory in OpenSSL). Defined in wl_compile.c, not in the worker
+ * (which does not link OpenSSL): allocreplay checks before it starts one.
+ */
+int ar_wl_digest(const ar_workload_t *w, uint8_t out[32]);
 
 #endif

@@ -10,6 +10,7 @@
  *
  *   db.c       open read-write (migrating the schema of results/sql/ forward)
  *              or read-only; the schema version; the merge SQL
+ *   schema_check.c  a database from elsewhere is allocrr's schema, nothing more
  *   merge.c    folding one database into another (results/sql/merge.sql)
  *   predict.c  the program time and peak RSS each allocator would give the
  *              recorded program, and how far replay is from the recording
@@ -124,6 +125,7 @@ typedef struct ar_res_trace {
 	char *sha256, *name, *program, *status, *host;
 	int64_t events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks;
 	int64_t cross_thread_deps;
+	int64_t db_first_run; /* its first run's runs.run_id: finds its rows again (load.c) */
 	char *scenario; /* program without its --threads argument; NULL when it has none */
 	/* What the recorded program ran on and measured (traces.recorded_*;
 	 * NULL / NAN when unknown or the database predates schema 5). */
@@ -173,12 +175,16 @@ typedef struct ar_res_cdf {
 
 /* ---- db.c ---- */
 /* Open or create the results database at path for writing and migrate its
- * schema to ar_res_schema_version(). 0, or -1 with a sentence naming the
- * file in err (not a database, newer than this program, migration failed). */
+ * schema to ar_res_schema_version(). An existing database is checked first
+ * (ar_res_schema_check) and left untouched when refused. 0, or -1 with a
+ * sentence naming the file in err (not a database, not allocrr's schema,
+ * newer than this program, migration failed). A path starting "file:" is
+ * an SQLite URI. */
 int ar_res_db_open(const char *path, sqlite3 **db, char *err, size_t errcap);
-/* Open path read-only (reports); 0, or -1 with *db to ask sqlite3_errmsg
- * (close it with ar_res_db_close). */
-int ar_res_db_open_readonly(const char *path, sqlite3 **db);
+/* Open path read-only (reports), hardened and checked like any database
+ * allocrr did not create (ar_res_schema_check). 0, or -1 with a sentence
+ * naming the file in err and *db NULL. */
+int ar_res_db_open_readonly(const char *path, sqlite3 **db, char *err, size_t errcap);
 void ar_res_db_close(sqlite3 *db);
 /* Run sql (one or more statements) on db. Returns 0, or -1 with SQLite's
  * message in err. */
@@ -192,15 +198,42 @@ const char *ar_res_migration(int i);
  * (docs/RESULTS.md, "Merging databases"). */
 extern const char ar_res_merge_sql[];
 
+/* ---- schema_check.c: databases from elsewhere (docs/RESULTS.md) ---- */
+/* Harden a connection before it touches a database allocrr did not create:
+ * SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off, triggers disabled,
+ * extension loading off. Every open in db.c and merge.c does it. */
+void ar_res_db_harden(sqlite3 *db);
+/* Is schema ("main", or an attached name) of db allocrr's own, as its
+ * migrations 1..v build it (v = its PRAGMA user_version, at most
+ * ar_res_schema_version())? Compared with those migrations run into an
+ * in-memory database: no trigger; views and indexes only allocrr's, with
+ * their SQL; allocrr's tables with their columns in order (name, declared
+ * type, NOT NULL, default, primary key, collation, not generated), foreign
+ * keys and keys; tables of its own allowed (not virtual ones), except at
+ * version 0. verb says what is refused ("merge it", "write to it", "read
+ * it"). Reads in one transaction when none is open. 0 with *version set
+ * (may be NULL), or -1 with a sentence in err naming path and the first
+ * unexpected object. */
+int ar_res_schema_check(sqlite3 *db, const char *schema, const char *path, const char *verb, int *version,
+			char *err, size_t errcap);
+
 /* ---- merge.c ---- */
-/* Create the missing file out as a copy of results database in (online
- * backup). 0, or -1 with a message on stderr (out not left behind). */
-int ar_res_merge_create(const char *in, const char *out);
-/* Open the results database out for merging into. 0, or -1 with a message. */
-int ar_res_merge_open(const char *out, sqlite3 **db);
-/* Merge results database in into the open db (named out in messages) in
- * one transaction. 0, or -1 with a message (db unchanged). */
+/* Check input in for merging (read-only): allocrr's schema of version
+ * ar_res_schema_version(), messages naming out for a version mismatch. 0,
+ * or -1 with a message on stderr. allocreport merge checks every input
+ * before it writes anything. */
+int ar_res_merge_check(const char *in, const char *out);
+/* Open the results database out for merging into, creating it from
+ * allocrr's schema (ar_res_db_open: checked, migrated) when missing;
+ * *created says so. 0, or -1 with a message. */
+int ar_res_merge_open(const char *out, sqlite3 **db, int *created);
+/* Merge results database in, attached read-only and checked again, into
+ * the open db (named out in messages) in one transaction
+ * (results/sql/merge.sql). 0, or -1 with a message (db unchanged). */
 int ar_res_merge_one(sqlite3 *db, const char *out, const char *in);
+/* Remove the database file out and its -wal, -shm and -journal files (a
+ * new OUT.db whose merge failed). */
+void ar_res_merge_discard(const char *out);
 
 /* ---- compare.c ---- */
 /* Median (mean of the middle two for even n), min, max of the non-NAN
@@ -317,10 +350,7 @@ char *ar_res_strdup(const char *s); /* NULL stays NULL */
 void *ar_res_xcalloc(size_t n, size_t size);
 /* realloc that exits 2 on out of memory. */
 void *ar_res_xrealloc(void *p, size_t size);
-/* Writers that escape for the target format. */
-void ar_res_put_json_str(FILE *f, const char *s); /* NULL: null */
-void ar_res_put_csv_str(FILE *f, const char *s);
-void ar_res_put_html(FILE *f, const char *s);
+/* Text is written escaped for the target format by common/ar_escape.h. */
 void ar_res_put_json_num(FILE *f, double v); /* null for NAN */
 
 #endif

@@ -7,6 +7,11 @@
  * transaction, re-checked inside the write lock so concurrent writers
  * migrate once; a database newer than this program is refused and left
  * untouched. Never edit a shipped migration: add the next file.
+ *
+ * A database allocrr did not create is untrusted (schema_check.c): every
+ * connection here is hardened (ar_res_db_harden) and an existing database
+ * is checked against allocrr's schema of its version before anything is
+ * read or written — refused, it is left exactly as it was.
  */
 #include <stdio.h>
 
@@ -108,12 +113,26 @@ int ar_res_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 {
 	sqlite3 *db = NULL;
 	*out = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL) !=
+	    SQLITE_OK) {
 		snprintf(err, cap, "cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
 		sqlite3_close(db);
 		return -1;
 	}
+	ar_res_db_harden(db);
 	sqlite3_busy_timeout(db, 10000);
+	/* Nothing is written (not even the journal mode) before the database
+	 * is known to be allocrr's: a new file, or its schema of its version. */
+	int have = user_version(db), want = ar_res_schema_version();
+	if (have > want) {
+		too_new(path, have, want, err, cap);
+		sqlite3_close(db);
+		return -1;
+	}
+	if (ar_res_schema_check(db, "main", path, "write to it", NULL, err, cap) != 0) {
+		sqlite3_close(db);
+		return -1;
+	}
 	char e[512];
 	if (ar_res_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", e,
 		 sizeof e) != 0) {
@@ -129,12 +148,24 @@ int ar_res_db_open(const char *path, sqlite3 **out, char *err, size_t cap)
 	return 0;
 }
 
-int ar_res_db_open_readonly(const char *path, sqlite3 **out)
+int ar_res_db_open_readonly(const char *path, sqlite3 **out, char *err, size_t cap)
 {
-	int rc = sqlite3_open_v2(path, out, SQLITE_OPEN_READONLY, NULL);
-	if (rc == SQLITE_OK)
-		sqlite3_busy_timeout(*out, 10000);
-	return rc == SQLITE_OK ? 0 : -1;
+	*out = NULL;
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, cap, "%s: cannot open (create it with: allocreplay TRACE --db FILE): %s", path,
+			 db ? sqlite3_errmsg(db) : "no memory");
+		sqlite3_close(db);
+		return -1;
+	}
+	ar_res_db_harden(db);
+	sqlite3_busy_timeout(db, 10000);
+	if (ar_res_schema_check(db, "main", path, "read it", NULL, err, cap) != 0) {
+		sqlite3_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
 }
 
 void ar_res_db_close(sqlite3 *db)

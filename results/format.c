@@ -1,7 +1,7 @@
 /*
  * format.c — how the results module (and allocreport's HTML, charts and
- * recommendations) writes figures and text: human number formats, and the
- * writers that escape text for JSON, CSV and HTML. NAN means "not measured"
+ * recommendations) writes figures: human number formats and JSON numbers
+ * (text goes through common/ar_escape.h). NAN means "not measured"
  * throughout and is printed as "-" or null, never as 0.
  */
 #include <math.h>
@@ -107,62 +107,6 @@ void *ar_res_xrealloc(void *p, size_t size)
 	if (!q)
 		oom();
 	return q;
-}
-
-void ar_res_put_json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-/* RFC 4180: quote when needed, double the quotes; NULL is an empty field. */
-void ar_res_put_csv_str(FILE *f, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', f);
-		fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-void ar_res_put_html(FILE *f, const char *s)
-{
-	if (!s)
-		return;
-	for (const char *p = s; *p; p++) {
-		switch (*p) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*p, f);
-		}
-	}
 }
 
 void ar_res_put_json_num(FILE *f, double v)

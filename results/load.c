@@ -50,9 +50,43 @@ static double col_num(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
+/* Text of column i, malloc'ed; NULL for NULL. SQLite text may hold NUL
+ * bytes (a database made elsewhere): each is shown as the text \x00, as the
+ * trace reader and common/ar_escape.h show one, never cut there. */
 static char *col_str(sqlite3_stmt *st, int i)
 {
-	return ar_res_strdup((const char *)sqlite3_column_text(st, i));
+	const unsigned char *s = sqlite3_column_text(st, i);
+	if (!s)
+		return NULL;
+	size_t n = (size_t)sqlite3_column_bytes(st, i), nul = 0;
+	for (size_t k = 0; k < n; k++)
+		nul += s[k] == 0;
+	char *d = ar_res_xcalloc(n + 3 * nul + 1, 1), *o = d;
+	for (size_t k = 0; k < n; k++) {
+		if (s[k]) {
+			*o++ = (char)s[k];
+		} else {
+			memcpy(o, "\\x00", 4);
+			o += 4;
+		}
+	}
+	return d;
+}
+
+/* Bind ?1 and ?2 to the trace and host of run first, byte for byte (a
+ * value with a NUL in it would not match once shown as \x00). */
+static void bind_trace_host(sqlite3 *db, sqlite3_stmt *st, int64_t first)
+{
+	sqlite3_stmt *k;
+	if (sqlite3_prepare_v2(db, "SELECT trace_sha256, host FROM runs WHERE run_id = ?1", -1, &k, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(k, 1, first);
+	if (sqlite3_step(k) == SQLITE_ROW)
+		for (int c = 0; c < 2; c++)
+			if (sqlite3_column_type(k, c) != SQLITE_NULL)
+				sqlite3_bind_text(st, c + 1, (const char *)sqlite3_column_text(k, c),
+						  sqlite3_column_bytes(k, c), SQLITE_TRANSIENT);
+	sqlite3_finalize(k);
 }
 
 /* program without "--threads N" or "--threads=N"; NULL when absent. */
@@ -99,18 +133,29 @@ static void row_run(sqlite3_stmt *st, ar_res_run_t *r)
 	memset(r, 0, sizeof *r);
 	r->run_id = sqlite3_column_int64(st, 0);
 	r->repetition = sqlite3_column_int(st, 3);
-	r->status = (char *)sqlite3_column_text(st, 4);
-	r->reason = (char *)sqlite3_column_text(st, 5);
+	r->status = col_str(st, 4);
+	r->reason = col_str(st, 5);
 	for (int m = 0; m < AR_RES_NFIG; m++)
 		r->fig[m] = col_num(st, 6 + m);
-	r->run_uuid = (char *)sqlite3_column_text(st, 6 + AR_RES_NFIG);
-	r->library_path = (char *)sqlite3_column_text(st, 7 + AR_RES_NFIG);
+	r->run_uuid = col_str(st, 6 + AR_RES_NFIG);
+	r->library_path = col_str(st, 7 + AR_RES_NFIG);
 	r->ops = col_num(st, 8 + AR_RES_NFIG);
 	r->wall_ns = col_num(st, 9 + AR_RES_NFIG);
-	r->prediction_reason = (char *)sqlite3_column_text(st, 10 + AR_RES_NFIG);
-	r->fidelity_reason = (char *)sqlite3_column_text(st, 11 + AR_RES_NFIG);
+	r->prediction_reason = col_str(st, 10 + AR_RES_NFIG);
+	r->fidelity_reason = col_str(st, 11 + AR_RES_NFIG);
 	r->cpu_ns = col_num(st, 12 + AR_RES_NFIG);
 	r->peak_rss_bytes = col_num(st, 13 + AR_RES_NFIG);
+}
+
+/* The strings row_run made (the comparison keeps copies). */
+static void free_row(ar_res_run_t *r)
+{
+	free(r->status);
+	free(r->reason);
+	free(r->run_uuid);
+	free(r->library_path);
+	free(r->prediction_reason);
+	free(r->fidelity_reason);
 }
 
 /* The database's schema version (PRAGMA user_version; results/sql/): the
@@ -150,16 +195,17 @@ static int load_runs(ar_res_set_t *rep, ar_res_trace_t *t)
 	free(sql);
 	if (!st)
 		return -1;
-	sqlite3_bind_text(st, 1, t->sha256, -1, SQLITE_STATIC);
-	if (t->host)
-		sqlite3_bind_text(st, 2, t->host, -1, SQLITE_STATIC);
+	bind_trace_host(rep->db, st, t->db_first_run);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ar_res_alloc_t *a = ar_res_alloc_slot(t, (const char *)sqlite3_column_text(st, 1),
-						      (const char *)sqlite3_column_text(st, 2));
+		char *name = col_str(st, 1), *version = col_str(st, 2);
+		ar_res_alloc_t *a = ar_res_alloc_slot(t, name ? name : "", version);
+		free(name);
+		free(version);
 		ar_res_run_t r;
 		row_run(st, &r);
 		ar_res_add_run(a, &r);
+		free_row(&r);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -190,9 +236,7 @@ static int load_counters(ar_res_set_t *rep, ar_res_trace_t *t)
 		" ORDER BY r.allocator, c.name, r.run_id");
 	if (!st)
 		return -1;
-	sqlite3_bind_text(st, 1, t->sha256, -1, SQLITE_STATIC);
-	if (t->host)
-		sqlite3_bind_text(st, 2, t->host, -1, SQLITE_STATIC);
+	bind_trace_host(rep->db, st, t->db_first_run);
 	double *vals = NULL;
 	size_t nv = 0, cap = 0;
 	ar_res_alloc_t *cur_a = NULL; /* rows come grouped by (allocator, counter) */
@@ -200,8 +244,8 @@ static int load_counters(ar_res_set_t *rep, ar_res_trace_t *t)
 	int rc;
 	for (;;) {
 		rc = sqlite3_step(st);
-		const char *an = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-		const char *cn = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 1) : NULL;
+		char *an = rc == SQLITE_ROW ? col_str(st, 0) : NULL;
+		char *cn = rc == SQLITE_ROW ? col_str(st, 1) : NULL;
 		ar_res_alloc_t *a = NULL;
 		for (size_t i = 0; an && i < t->nallocs; i++)
 			if (!strcmp(t->allocs[i].name, an))
@@ -211,18 +255,23 @@ static int load_counters(ar_res_set_t *rep, ar_res_trace_t *t)
 			cur = NULL;
 			nv = 0;
 		}
+		free(an);
 		if (rc != SQLITE_ROW)
 			break;
-		if (!a || !cn)
+		if (!a || !cn) {
+			free(cn);
 			continue;
+		}
 		if (!cur) {
 			a->counters = realloc(a->counters, (a->ncounters + 1) * sizeof *a->counters);
 			if (!a->counters)
 				exit(2);
 			cur = &a->counters[a->ncounters++];
 			memset(cur, 0, sizeof *cur);
-			cur->name = ar_res_strdup(cn);
+			cur->name = cn;
 			cur_a = a;
+		} else {
+			free(cn);
 		}
 		if (nv == cap) {
 			cap = cap ? 2 * cap : 8;
@@ -297,8 +346,9 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 	memset(rep, 0, sizeof *rep);
 	rep->path = path;
 	*usage = 0;
-	if (ar_res_db_open_readonly(path, &rep->db) != 0) {
-		complain(path, "cannot open (create it with: allocreplay TRACE --db FILE)", rep->db);
+	char err[768];
+	if (ar_res_db_open_readonly(path, &rep->db, err, sizeof err) != 0) {
+		ar_cli_error(NULL, "%s", err); /* names path and what is wrong (results/schema_check.c) */
 		return -1;
 	}
 	sqlite3_stmt *st = NULL;
@@ -357,6 +407,7 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 		t->peak_live_blocks = sqlite3_column_int64(st, 9);
 		t->cross_thread_deps = sqlite3_column_int64(st, 10);
 		t->host = col_str(st, 11);
+		t->db_first_run = sqlite3_column_int64(st, 12);
 		t->scenario = scenario_of(t->program);
 		t->recorded_allocator = col_str(st, 13);
 		t->recorded_library = col_str(st, 14);

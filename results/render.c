@@ -14,7 +14,9 @@
  * results. Under the heading: the baseline and why, the reason there is no
  * prediction, how far replay is from the recorded program. Then hardware
  * counters when any was measured (else the reason they were not), and every
- * failed run with its status and reason.
+ * failed run with its status and reason. Every string from the database
+ * (names, hosts, command lines, reasons: maybe merged from someone else's)
+ * goes out through common/ar_escape.h for its format.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -22,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ar_trace.h"
+#include "ar_escape.h"
 #include "ar_results.h"
 
 #define NCOLS AR_RES_NCOLS
@@ -192,54 +194,78 @@ static const char *counter_reason(const ar_res_trace_t *t)
 	return NULL;
 }
 
+/* A string from the database (any of them may come from someone else's
+ * file): escaped for markdown or for the terminal. */
+static void put_s(FILE *f, int md, const char *s)
+{
+	ar_esc_put(f, md ? AR_ESC_MD : AR_ESC_TERM, s);
+}
+
 static void trace_heading(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int md)
 {
 	char live[24];
-	if (md)
-		fprintf(f, "### %s\n\n", t->name);
-	else
-		fprintf(f, "trace %s  sha256 %.12s\n", t->name, t->sha256);
-	fprintf(f, "%s%s%s%s%" PRId64 " events, %" PRId64 " thread(s), %" PRId64 " calls, peak live %s, %s",
-		md ? "sha256 `" : "  ", md ? t->sha256 : "", md ? "`, " : "", "", t->events, t->threads, t->calls,
-		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), t->status);
-	if (rep->nhosts > 1)
-		fprintf(f, ", host %s", t->host ? t->host : "(unknown)");
-	if (t->program) { /* from a merged database: escaped for the terminal */
-		size_t cap = 4 * strlen(t->program) + 1;
-		char *shown = malloc(cap);
-		fprintf(f, md ? "; recorded as `%s`" : "\n  program: %s",
-			shown ? ar_printable(t->program, shown, cap) : "(out of memory)");
-		free(shown);
+	fputs(md ? "### " : "trace ", f);
+	put_s(f, md, t->name);
+	if (md && t->sha256 && strspn(t->sha256, "0123456789abcdef") == strlen(t->sha256)) {
+		fprintf(f, "\n\nsha256 `%s`, ", t->sha256);
+	} else if (md) { /* not hex (a hand-made database): no code span, escaped */
+		fputs("\n\nsha256 ", f);
+		put_s(f, md, t->sha256);
+		fputs(", ", f);
+	} else {
+		char sha[13];
+		snprintf(sha, sizeof sha, "%s", t->sha256);
+		fputs("  sha256 ", f);
+		put_s(f, md, sha);
+		fputs("\n  ", f);
+	}
+	fprintf(f, "%" PRId64 " events, %" PRId64 " thread(s), %" PRId64 " calls, peak live %s, ", t->events,
+		t->threads, t->calls, ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes));
+	put_s(f, md, t->status);
+	if (rep->nhosts > 1) {
+		fputs(", host ", f);
+		put_s(f, md, t->host ? t->host : "(unknown)");
+	}
+	if (t->program) {
+		fputs(md ? "; recorded as " : "\n  program: ", f);
+		put_s(f, md, t->program);
 	}
 	fprintf(f, md ? "\n\n" : "\n");
 	char *notes[AR_RES_NOTES];
 	int nn = ar_res_trace_notes(t, notes);
-	for (int i = 0; i < nn; i++) { /* they quote the database, maybe merged from elsewhere: escaped */
-		size_t cap = 4 * strlen(notes[i]) + 1;
-		char *shown = ar_res_xcalloc(cap, 1);
-		fprintf(f, md ? "%s.\n" : "  %s\n", ar_printable(notes[i], shown, cap));
-		free(shown);
+	for (int i = 0; i < nn; i++) { /* they quote the database */
+		fputs(md ? "" : "  ", f);
+		put_s(f, md, notes[i]);
+		fputs(md ? ".\n" : "\n", f);
 		free(notes[i]);
 	}
 	if (md && nn)
 		fputc('\n', f);
 }
 
+/* The cells, escaped (an allocator's name comes from the database), in
+ * aligned columns or as a markdown table. */
 static void print_rows(FILE *f, row_t *rows, size_t n, int ncols, int md)
 {
 	size_t w[NCOLS] = {0};
+	char **shown = ar_res_xcalloc(n * (size_t)ncols, sizeof *shown);
 	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < ncols; c++)
-			if (strlen(rows[i][c]) > w[c])
-				w[c] = strlen(rows[i][c]);
+		for (int c = 0; c < ncols; c++) {
+			char **e = &shown[i * (size_t)ncols + (size_t)c];
+			if (!(*e = ar_esc_dup(md ? AR_ESC_MD : AR_ESC_TERM, rows[i][c])))
+				*e = ar_res_strdup("(out of memory)");
+			if (strlen(*e) > w[c])
+				w[c] = strlen(*e);
+		}
 	for (size_t i = 0; i < n; i++) {
 		for (int c = 0; c < ncols; c++) {
+			const char *e = shown[i * (size_t)ncols + (size_t)c];
 			if (md)
-				fprintf(f, "| %s ", rows[i][c]);
+				fprintf(f, "| %s ", e);
 			else if (c == 0)
-				fprintf(f, "%-*s", (int)w[c], rows[i][c]);
+				fprintf(f, "%-*s", (int)w[c], e);
 			else
-				fprintf(f, "  %*s", (int)w[c], rows[i][c]);
+				fprintf(f, "  %*s", (int)w[c], e);
 		}
 		fputs(md ? "|\n" : "\n", f);
 		if (md && i == 0) {
@@ -248,6 +274,9 @@ static void print_rows(FILE *f, row_t *rows, size_t n, int ncols, int md)
 			fputs("|\n", f);
 		}
 	}
+	for (size_t i = 0; i < n * (size_t)ncols; i++)
+		free(shown[i]);
+	free(shown);
 }
 
 /* The reason of the first counter that was never measured, or NULL. */
@@ -266,28 +295,36 @@ static void print_counters(FILE *f, const ar_res_trace_t *t, int md)
 {
 	if (!any_counter(t)) {
 		const char *why = counter_reason(t);
-		if (why)
-			fprintf(f, md ? "\nHardware counters: not measured (%s).\n" : "  counters: not measured (%s)\n",
-				why);
+		if (why) {
+			fputs(md ? "\nHardware counters: not measured (" : "  counters: not measured (", f);
+			put_s(f, md, why);
+			fputs(md ? ").\n" : ")\n", f);
+		}
 		return;
 	}
 	fprintf(f, md ? "\nCounters (median per run; sim. = valgrind simulation):\n\n"
 		      : "  counters (median per run; sim. = valgrind simulation):\n");
 	for (size_t i = 0; i < t->nallocs; i++) {
 		const ar_res_alloc_t *a = &t->allocs[i];
-		fprintf(f, md ? "- %s:" : "    %-10s", a->name);
+		char *name = ar_esc_dup(md ? AR_ESC_MD : AR_ESC_TERM, a->name);
+		fprintf(f, md ? "- %s:" : "    %-10s", name ? name : "(out of memory)");
+		free(name);
 		for (size_t k = 0; k < a->ncounters; k++) {
 			char v[24];
 			if (!a->counters[k].value.n)
 				continue;
-			fprintf(f, " %s %s", a->counters[k].name, ar_res_fmt_num(v, sizeof v, a->counters[k].value.med));
+			fputc(' ', f);
+			put_s(f, md, a->counters[k].name);
+			fprintf(f, " %s", ar_res_fmt_num(v, sizeof v, a->counters[k].value.med));
 		}
 		fputc('\n', f);
 	}
 	const char *why = unmeasured_reason(t);
-	if (why)
-		fprintf(f, md ? "\nHardware counters: not measured (%s).\n" : "  counters: not measured (%s)\n",
-			why);
+	if (why) {
+		fputs(md ? "\nHardware counters: not measured (" : "  counters: not measured (", f);
+		put_s(f, md, why);
+		fputs(md ? ").\n" : ")\n", f);
+	}
 }
 
 static void print_failures(FILE *f, const ar_res_trace_t *t, int md)
@@ -295,10 +332,13 @@ static void print_failures(FILE *f, const ar_res_trace_t *t, int md)
 	for (size_t i = 0; i < t->nallocs; i++)
 		for (size_t k = 0; k < t->allocs[i].nfails; k++) {
 			const ar_res_fail_t *fl = &t->allocs[i].fails[k];
-			fprintf(f, md ? "- failed: %s repetition %d (run %lld): **%s** — %s\n"
-				      : "  failed: %s repetition %d (run %lld): %s: %s\n",
-				t->allocs[i].name, fl->repetition, (long long)fl->run_id, fl->status,
-				fl->reason ? fl->reason : "no reason stored");
+			fputs(md ? "- failed: " : "  failed: ", f);
+			put_s(f, md, t->allocs[i].name);
+			fprintf(f, " repetition %d (run %lld): %s", fl->repetition, (long long)fl->run_id, md ? "**" : "");
+			put_s(f, md, fl->status);
+			fputs(md ? "** — " : ": ", f);
+			put_s(f, md, fl->reason ? fl->reason : "no reason stored");
+			fputc('\n', f);
 		}
 }
 
@@ -319,8 +359,11 @@ void ar_res_print_trace(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *
 
 static void print_text(FILE *f, const ar_res_set_t *rep, int md)
 {
-	if (md)
-		fprintf(f, "## Allocator comparison (%s)\n\n", rep->path);
+	if (md) {
+		fputs("## Allocator comparison (", f);
+		put_s(f, md, rep->path);
+		fputs(")\n\n", f);
+	}
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		ar_res_print_trace(f, rep, &rep->traces[i], md);
 		fputc('\n', f);
@@ -374,25 +417,28 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 	      "failed_allocs,timer_resolution_ns,p50_below_resolution,p99_below_resolution,"
 	      "p999_below_resolution,fidelity_time_error,fidelity_rss_error,prediction_reason,fidelity_reason",
 	      f);
-	for (size_t k = 0; k < ncn; k++)
-		fprintf(f, ",%s", cn[k]);
+	for (size_t k = 0; k < ncn; k++) {
+		fputc(',', f);
+		ar_esc_csv(f, cn[k]);
+	}
 	fputs(",failures\n", f);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		const ar_res_trace_t *t = &rep->traces[i];
 		for (size_t j = 0; j < t->nallocs; j++) {
 			const ar_res_alloc_t *a = &t->allocs[j];
-			fprintf(f, "%s,", t->sha256);
-			ar_res_put_csv_str(f, t->name);
+			ar_esc_csv(f, t->sha256);
 			fputc(',', f);
-			ar_res_put_csv_str(f, t->host);
+			ar_esc_csv(f, t->name);
+			fputc(',', f);
+			ar_esc_csv(f, t->host);
 			fprintf(f, ",%lld,", (long long)t->threads);
-			ar_res_put_csv_str(f, a->name);
+			ar_esc_csv(f, a->name);
 			fputc(',', f);
-			ar_res_put_csv_str(f, a->version);
+			ar_esc_csv(f, a->version);
 			fputc(',', f);
-			ar_res_put_csv_str(f, t->baseline);
+			ar_esc_csv(f, t->baseline);
 			fputc(',', f);
-			ar_res_put_csv_str(f, t->recorded_allocator);
+			ar_esc_csv(f, t->recorded_allocator);
 			fprintf(f, ",%d,%d", a->runs_ok, a->runs_total);
 			const double v[] = {a->pred_time_ns.med, a->pred_time_vs_baseline, a->pred_rss_bytes.med,
 					    a->pred_rss_vs_baseline, a->ops_per_sec.med, a->ops_per_sec.min,
@@ -405,9 +451,9 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 			for (size_t k = 0; k < sizeof v / sizeof *v; k++)
 				csv_num(f, v[k]);
 			fputc(',', f);
-			ar_res_put_csv_str(f, a->prediction_reason);
+			ar_esc_csv(f, a->prediction_reason);
 			fputc(',', f);
-			ar_res_put_csv_str(f, a->fidelity_reason);
+			ar_esc_csv(f, a->fidelity_reason);
 			for (size_t k = 0; k < ncn; k++) {
 				double cv = NAN;
 				for (size_t m = 0; m < a->ncounters; m++)
@@ -423,7 +469,7 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 				free(fails);
 				fails = n;
 			}
-			ar_res_put_csv_str(f, fails);
+			ar_esc_csv(f, fails);
 			free(fails);
 			fputc('\n', f);
 		}
@@ -447,13 +493,13 @@ static void json_run(FILE *f, const ar_res_run_t *r, int first)
 	fputs(first ? "\n          {\"run_id\":" : ",\n          {\"run_id\":", f);
 	ar_res_put_json_num(f, r->run_id > 0 ? (double)r->run_id : NAN);
 	fputs(",\"run_uuid\":", f);
-	ar_res_put_json_str(f, r->run_uuid);
+	ar_esc_json(f, r->run_uuid);
 	fprintf(f, ",\"repetition\":%d,\"status\":", r->repetition);
-	ar_res_put_json_str(f, r->status);
+	ar_esc_json(f, r->status);
 	fputs(",\"reason\":", f);
-	ar_res_put_json_str(f, r->reason);
+	ar_esc_json(f, r->reason);
 	fputs(",\"library_path\":", f);
-	ar_res_put_json_str(f, r->library_path);
+	ar_esc_json(f, r->library_path);
 	fputs(",\"ops\":", f);
 	ar_res_put_json_num(f, r->ops);
 	fputs(",\"wall_ns\":", f);
@@ -463,18 +509,18 @@ static void json_run(FILE *f, const ar_res_run_t *r, int first)
 		ar_res_put_json_num(f, r->fig[m]);
 	}
 	fputs(",\"prediction_reason\":", f);
-	ar_res_put_json_str(f, r->prediction_reason);
+	ar_esc_json(f, r->prediction_reason);
 	fputs(",\"fidelity_reason\":", f);
-	ar_res_put_json_str(f, r->fidelity_reason);
+	ar_esc_json(f, r->fidelity_reason);
 	fputc('}', f);
 }
 
 static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 {
 	fputs("        {\"name\": ", f);
-	ar_res_put_json_str(f, a->name);
+	ar_esc_json(f, a->name);
 	fputs(", \"version\": ", f);
-	ar_res_put_json_str(f, a->version);
+	ar_esc_json(f, a->version);
 	fprintf(f, ", \"runs_ok\": %d, \"runs_total\": %d,\n         ", a->runs_ok, a->runs_total);
 	const struct {
 		const char *k;
@@ -501,9 +547,9 @@ static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 	fputs(", \"predicted_peak_rss_vs_baseline\": ", f);
 	ar_res_put_json_num(f, a->pred_rss_vs_baseline);
 	fputs(", \"prediction_reason\": ", f);
-	ar_res_put_json_str(f, a->prediction_reason);
+	ar_esc_json(f, a->prediction_reason);
 	fputs(", \"fidelity_reason\": ", f);
-	ar_res_put_json_str(f, a->fidelity_reason);
+	ar_esc_json(f, a->fidelity_reason);
 	const struct {
 		const char *k;
 		const ar_res_stat_t *s;
@@ -517,20 +563,20 @@ static void json_alloc(FILE *f, const ar_res_alloc_t *a)
 	fputs(",\n         \"counters\": {", f);
 	for (size_t k = 0; k < a->ncounters; k++) {
 		fprintf(f, "%s", k ? ", " : "");
-		ar_res_put_json_str(f, a->counters[k].name);
+		ar_esc_json(f, a->counters[k].name);
 		fputs(": {\"median\": ", f);
 		ar_res_put_json_num(f, a->counters[k].value.med);
 		fputs(", \"reason\": ", f);
-		ar_res_put_json_str(f, a->counters[k].reason);
+		ar_esc_json(f, a->counters[k].reason);
 		fputc('}', f);
 	}
 	fputs("},\n         \"failures\": [", f);
 	for (size_t k = 0; k < a->nfails; k++) {
 		fprintf(f, "%s{\"run_id\": %lld, \"repetition\": %d, \"status\": ", k ? ", " : "",
 			(long long)a->fails[k].run_id, a->fails[k].repetition);
-		ar_res_put_json_str(f, a->fails[k].status);
+		ar_esc_json(f, a->fails[k].status);
 		fputs(", \"reason\": ", f);
-		ar_res_put_json_str(f, a->fails[k].reason);
+		ar_esc_json(f, a->fails[k].reason);
 		fputc('}', f);
 	}
 	fputs("],\n         \"runs\": [", f);
@@ -543,32 +589,32 @@ void ar_res_json_begin(FILE *f, const char *database)
 {
 	/* the baseline is per trace (traces[].baseline) since format 2 */
 	fprintf(f, "{\"format_version\": %d, \"database\": ", AR_RES_FORMAT_VERSION);
-	ar_res_put_json_str(f, database);
+	ar_esc_json(f, database);
 	fputs(",\n \"traces\": [\n", f);
 }
 
 void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 {
 	fputs(first ? "  {\"sha256\": " : ",\n  {\"sha256\": ", f);
-	ar_res_put_json_str(f, t->sha256);
+	ar_esc_json(f, t->sha256);
 	fputs(", \"name\": ", f);
-	ar_res_put_json_str(f, t->name);
+	ar_esc_json(f, t->name);
 	fputs(", \"program\": ", f);
-	ar_res_put_json_str(f, t->program);
+	ar_esc_json(f, t->program);
 	fputs(", \"host\": ", f);
-	ar_res_put_json_str(f, t->host);
+	ar_esc_json(f, t->host);
 	fputs(", \"status\": ", f);
-	ar_res_put_json_str(f, t->status);
+	ar_esc_json(f, t->status);
 	fputs(",\n   \"baseline\": ", f);
-	ar_res_put_json_str(f, t->baseline);
+	ar_esc_json(f, t->baseline);
 	fprintf(f, ", \"baseline_is_recorded\": %s, \"baseline_note\": ", t->baseline_is_recorded ? "true" : "false");
-	ar_res_put_json_str(f, t->baseline_note);
+	ar_esc_json(f, t->baseline_note);
 	fputs(",\n   \"recorded\": {\"allocator\": ", f);
-	ar_res_put_json_str(f, t->recorded_allocator);
+	ar_esc_json(f, t->recorded_allocator);
 	fputs(", \"library\": ", f);
-	ar_res_put_json_str(f, t->recorded_library);
+	ar_esc_json(f, t->recorded_library);
 	fputs(", \"version\": ", f);
-	ar_res_put_json_str(f, t->recorded_version);
+	ar_esc_json(f, t->recorded_version);
 	const struct {
 		const char *k;
 		double v;
@@ -581,7 +627,7 @@ void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 		ar_res_put_json_num(f, rec[k].v > 0 || (rec[k].v == 0 && t->recorded_allocator) ? rec[k].v : NAN);
 	}
 	fputs(", \"reason\": ", f);
-	ar_res_put_json_str(f, t->recorded_reason);
+	ar_esc_json(f, t->recorded_reason);
 	fprintf(f, "},\n   \"events\": %lld, \"threads\": %lld, \"calls\": %lld, \"peak_live_bytes\": %lld,"
 		   "\n   \"allocators\": [\n",
 		(long long)t->events, (long long)t->threads, (long long)t->calls, (long long)t->peak_live_bytes);
@@ -595,17 +641,18 @@ void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 static void json_series(FILE *f, const ar_res_series_t *s)
 {
 	fputs("{\"scenario\": ", f);
-	ar_res_put_json_str(f, s->scenario);
+	ar_esc_json(f, s->scenario);
 	fputs(", \"host\": ", f);
-	ar_res_put_json_str(f, s->host);
+	ar_esc_json(f, s->host);
 	fputs(", \"points\": [", f);
 	for (size_t p = 0; p < s->npoints; p++) {
-		fprintf(f, "%s{\"threads\": %lld, \"trace_sha256\": \"%s\", \"ops_per_sec\": {", p ? ", " : "",
-			(long long)s->points[p]->threads, s->points[p]->sha256);
+		fprintf(f, "%s{\"threads\": %lld, \"trace_sha256\": ", p ? ", " : "", (long long)s->points[p]->threads);
+		ar_esc_json(f, s->points[p]->sha256);
+		fputs(", \"ops_per_sec\": {", f);
 		for (size_t j = 0; j < s->points[p]->nallocs; j++) {
 			const ar_res_alloc_t *a = &s->points[p]->allocs[j];
 			fputs(j ? ", " : "", f);
-			ar_res_put_json_str(f, a->name);
+			ar_esc_json(f, a->name);
 			fputs(": ", f);
 			ar_res_put_json_num(f, a->ops_per_sec.med);
 		}

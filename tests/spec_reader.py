@@ -133,6 +133,8 @@ class Trace:
         self.process = None       # SPEC 6.10: the six fields, the last one
         self.source_format = b""  # SPEC 3.1, since 1.2
         self.scrub_note = b""
+        self.flags = 0            # SPEC 3.1 header flags
+        self.minor = 0
 
 
 # ---------------------------------------------------------------- SPEC 3.1
@@ -141,6 +143,7 @@ def parse_header(tr, c):
     if c.take(8) != b"ALLOCRRT":
         c.bad("no ALLOCRRT signature")
     major, minor, flags = struct.unpack("<HHI", c.take(8))
+    tr.flags, tr.minor = flags, minor
     if major != 1:
         c.bad("format major version %d, this reader knows 1 (SPEC 8)" % major)
     c.string(63, "recorder version")
@@ -522,6 +525,10 @@ def process_json(tr):
                 "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes")
         out["process"] = dict(zip(keys, tr.process))
     out["rss_samples"] = len(tr.rss)
+    if tr.minor >= 2:  # SPEC 3.1, named as `alloctrace info --json` names them
+        out["source_format"] = tr.source_format.decode("utf-8", "replace") or None
+        out["scrub_note"] = tr.scrub_note.decode("utf-8", "replace") if tr.flags & 4 else None
+        out["times_recorded"] = not tr.flags & 16
     if tr.rss:
         peak = max(tr.rss, key=lambda s: s[2])  # the first sample holding the highest value
         out["rss_min_bytes"] = min(s[2] for s in tr.rss)

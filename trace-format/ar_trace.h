@@ -70,7 +70,9 @@ typedef struct ar_error {
 	int code;        /* AR_E* */
 	int sys_errno;   /* errno for AR_EIO, else 0 */
 	uint64_t offset; /* byte offset in the file where the problem is */
-	char msg[256];   /* human-readable, names what was expected */
+	char msg[256];   /* human-readable, names what was expected; may quote
+			  * bytes of the file (an op name): escape it before
+			  * showing it (allocrr's tools do, common/ar_escape.h) */
 } ar_error_t;
 
 /* ---- operations ------------------------------------------------------- */
@@ -101,13 +103,6 @@ enum {
 	AR_F_RESULT = 1u << 5, /* returned pointer */
 	AR_F_ALL = 0x3f
 };
-
-/* s with every byte outside printable ASCII shown as \xNN, in out (cut to
- * fit cap, always NUL-terminated). For showing strings read from a trace or
- * a merged database (command line, recorder version, module paths) on a
- * terminal: they come from other people's files and could carry escape
- * sequences. cap of 4 * strlen(s) + 1 never cuts. Returns out. */
-const char *ar_printable(const char *s, char *out, size_t cap);
 
 /* Name ("malloc") of a known op, or NULL. */
 const char *ar_op_name(unsigned op);
@@ -189,6 +184,8 @@ typedef struct ar_thread_info {
 	uint64_t start_seq;  /* 0 if no start record was seen */
 	uint64_t exit_seq;   /* 0 if the thread never exited inside the trace */
 	uint64_t events;     /* events of this thread in complete blocks */
+	uint64_t start_time_ns, exit_time_ns; /* the THREAD_START / THREAD_EXIT times
+					       * (ns since start), 0 without them */
 } ar_thread_info_t;
 
 #define AR_STACK_MAX_DEPTH 256

@@ -133,19 +133,6 @@ int ar_copy_string(char *out, size_t cap, const uint8_t *p, size_t n)
 	return 0;
 }
 
-const char *ar_printable(const char *s, char *out, size_t cap)
-{
-	size_t o = 0;
-	if (!cap)
-		return out;
-	for (; *s && o + 5 <= cap; s++) {
-		unsigned char c = (unsigned char)*s;
-		o += (size_t)snprintf(out + o, cap - o, c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
-	}
-	out[o] = 0;
-	return out;
-}
-
 int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t off, ar_error_t *err)
 {
 	memset(h, 0, sizeof *h);
@@ -188,13 +175,13 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 		get_string(&d, h->ops[code].name, sizeof h->ops[code].name, "op name");
 		if (d.rc == 0 && h->ops[code].name[0] == 0)
 			d.rc = ar_set_error(err, AR_EFORMAT, at, "header: op %llu has an empty name", (unsigned long long)code);
-		/* SPEC 3.1: the codes this version defines have fixed names and fields. */
-		char shown[4 * sizeof h->ops[code].name + 1];
+		/* SPEC 3.1: the codes this version defines have fixed names and fields.
+		 * The name goes into the message raw: tools escape messages (ar_error_t). */
 		if (d.rc == 0 && code <= AR_OP_MAX_KNOWN &&
 		    (fields != ar_op_fields((unsigned)code) || strcmp(h->ops[code].name, ar_op_name((unsigned)code))))
 			d.rc = ar_set_error(err, AR_EFORMAT, at,
 					    "header: op %llu declared as %s with fields 0x%llx, SPEC says %s with 0x%x",
-					    (unsigned long long)code, ar_printable(h->ops[code].name, shown, sizeof shown),
+					    (unsigned long long)code, h->ops[code].name,
 					    (unsigned long long)fields, ar_op_name((unsigned)code),
 					    ar_op_fields((unsigned)code));
 		h->ops[code].fields = (uint8_t)fields;

@@ -229,12 +229,12 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 		int rc = 0;
 		switch (type) {
 		case AR_REC_THREAD_START: {
-			uint64_t idx = mvar(&m), tid = mvar(&m), seq = mvar(&m);
-			mvar(&m);
+			uint64_t idx = mvar(&m), tid = mvar(&m), seq = mvar(&m), when = mvar(&m);
 			thread_slot_t *t = (!m.bad && idx <= UINT32_MAX) ? ar_thread_slot(r, (uint32_t)idx, 1) : NULL;
 			if (t) {
 				t->info.os_tid = tid;
 				t->info.start_seq = seq;
+				t->info.start_time_ns = when;
 			} else if (!m.bad && idx <= UINT32_MAX)
 				rc = AR_ENOMEM;
 			else
@@ -242,12 +242,12 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 			break;
 		}
 		case AR_REC_THREAD_EXIT: {
-			uint64_t idx = mvar(&m), seq = mvar(&m);
-			mvar(&m);
+			uint64_t idx = mvar(&m), seq = mvar(&m), when = mvar(&m);
 			thread_slot_t *t = (!m.bad && idx <= UINT32_MAX) ? ar_thread_slot(r, (uint32_t)idx, 1) : NULL;
-			if (t)
+			if (t) {
 				t->info.exit_seq = seq;
-			else
+				t->info.exit_time_ns = when;
+			} else
 				m.bad = 1;
 			break;
 		}

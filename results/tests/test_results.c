@@ -11,6 +11,7 @@
  * allocator; a database of schema 4 still loads read-only.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -348,6 +349,89 @@ static void test_predict(void)
 	ar_res_trace_free(&t);
 }
 
+/* results/schema_check.c: allocrr's own schema passes at every version
+ * (older databases still open), whatever it did not put there is refused
+ * with the object named, a table of its own is allowed, and a database
+ * whose user_version understates its schema is refused. */
+static sqlite3 *schema_db(int v, int stamp)
+{
+	sqlite3 *db = NULL;
+	char err[256], sql[48];
+	EXPECT(sqlite3_open(":memory:", &db) == SQLITE_OK);
+	for (int i = 0; i < v; i++)
+		EXPECT(ar_res_exec(db, ar_res_migration(i), err, sizeof err) == 0);
+	snprintf(sql, sizeof sql, "PRAGMA user_version=%d", stamp);
+	EXPECT(ar_res_exec(db, sql, err, sizeof err) == 0);
+	return db;
+}
+
+static int schema_ok(sqlite3 *db, const char *extra, char *err, size_t cap)
+{
+	int v = -1;
+	err[0] = 0;
+	if (extra)
+		EXPECT(ar_res_exec(db, extra, err, cap) == 0);
+	return ar_res_schema_check(db, "main", "t.db", "read it", &v, err, cap);
+}
+
+static void test_schema_check(void)
+{
+	char err[768];
+	int n = ar_res_schema_version();
+	for (int v = 0; v <= n; v++) {
+		sqlite3 *db = schema_db(v, v);
+		int got = -1;
+		EXPECT(ar_res_schema_check(db, "main", "t.db", "read it", &got, err, sizeof err) == 0 && got == v);
+		sqlite3_close(db);
+	}
+	static const struct {
+		const char *sql, *says; /* says NULL: accepted */
+	} cases[] = {
+		{"CREATE TRIGGER x AFTER INSERT ON runs BEGIN DELETE FROM runs; END",
+		 "t.db: trigger 'x' on table runs is not part of allocrr's schema: refusing to read it"},
+		{"CREATE VIEW mine AS SELECT 1", "t.db: view 'mine' is not part of allocrr's schema"},
+		{"DROP VIEW allocator_comparison; CREATE VIEW allocator_comparison AS SELECT 1 AS ops_per_sec",
+		 "t.db: view 'allocator_comparison' is not allocrr's"},
+		{"ALTER TABLE latency ADD COLUMN bonus REAL", "t.db: column latency.bonus is not part of allocrr's"},
+		{"CREATE INDEX mine ON runs(ops_per_sec)", "t.db: index 'mine' on table runs is not part of"},
+		{"DROP INDEX runs_by_trace", "t.db: index 'runs_by_trace' of allocrr's schema version"},
+		{"CREATE TABLE notes (run_id INTEGER, text TEXT); CREATE INDEX notes_by_run ON notes(run_id)", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		sqlite3 *db = schema_db(n, n);
+		int rc = schema_ok(db, cases[i].sql, err, sizeof err);
+		EXPECT(cases[i].says ? rc == -1 && strstr(err, cases[i].says) : rc == 0);
+		if (cases[i].says && !strstr(err, cases[i].says))
+			fprintf(stderr, "case %zu: %s\n", i, err);
+		sqlite3_close(db);
+	}
+	/* A version that understates the schema, one newer than this program,
+	 * someone else's database at version 0. */
+	char want[48];
+	snprintf(want, sizeof want, "schema version %d", n - 1);
+	sqlite3 *db = schema_db(n, n - 1);
+	EXPECT(schema_ok(db, NULL, err, sizeof err) == -1 && strstr(err, want));
+	sqlite3_close(db);
+	db = schema_db(n, n + 1);
+	EXPECT(schema_ok(db, NULL, err, sizeof err) == -1 && strstr(err, "newer than this program's"));
+	sqlite3_close(db);
+	db = schema_db(0, 0);
+	EXPECT(schema_ok(db, "CREATE TABLE customers (id INTEGER)", err, sizeof err) == -1 &&
+	       strstr(err, "t.db: not a results database (schema version 0, and it holds table 'customers')"));
+	sqlite3_close(db);
+	/* A connection of the results module never fires a trigger, even one
+	 * that appeared after the check. */
+	EXPECT(ar_res_db_open(":memory:", &db, err, sizeof err) == 0);
+	EXPECT(ar_res_exec(db, "CREATE TABLE t (x); CREATE TABLE fired (x);"
+			   "CREATE TRIGGER tr AFTER INSERT ON t BEGIN INSERT INTO fired VALUES (1); END;"
+			   "INSERT INTO t VALUES (1)", err, sizeof err) == 0);
+	sqlite3_stmt *st = NULL;
+	EXPECT(sqlite3_prepare_v2(db, "SELECT count(*) FROM fired", -1, &st, NULL) == SQLITE_OK &&
+	       sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 0);
+	sqlite3_finalize(st);
+	ar_res_db_close(db);
+}
+
 int main(void)
 {
 	RUN(test_stat);
@@ -357,5 +441,6 @@ int main(void)
 	RUN(test_predict);
 	RUN(test_view_agrees);
 	RUN(test_old_schema_loads);
+	RUN(test_schema_check);
 	return TEST_END();
 }

@@ -74,7 +74,7 @@ for t in $TOOLS; do
 	fi
 	"$B/bin/$t" -h | cmp -s - h.out && ok "$t -h = --help" || fail "$t -h differs from --help"
 done
-for c in info dump stats stacks verify gen corpus; do
+for c in info dump stats stacks verify gen corpus scrub import; do
 	"$AT" $c --help >h.out 2>h.err && grep -q "^Usage: alloctrace $c" h.out && [ ! -s h.err ] &&
 		ok "alloctrace $c --help" || fail "alloctrace $c --help: $(head -n 1 h.out h.err)"
 done
@@ -120,6 +120,10 @@ for c in info dump stats stacks verify; do
 	expect_eq "alloctrace $c README.md: exit" "$rc" 2
 	names_once "alloctrace $c README.md" alloctrace README.md
 done
+rc=$(run e "$AT" scrub README.md -o scrubbed.zst); expect_eq "alloctrace scrub README.md: exit" "$rc" 2
+names_once "alloctrace scrub README.md" alloctrace README.md
+rc=$(run e "$AT" import --from mtrace README.md -o imported.zst); expect_eq "alloctrace import README.md: exit" "$rc" 2
+names_once "alloctrace import README.md" alloctrace README.md
 rc=$(run e "$AT" info no-such.zst); expect_eq "alloctrace info no-such.zst: exit" "$rc" 2
 names_once "alloctrace info no-such.zst" alloctrace no-such.zst
 rc=$(run e "$B/bin/allocreplay" -q README.md -a glibc --db e.db); expect_eq "allocreplay README.md: exit" "$rc" 2
@@ -140,7 +144,7 @@ done
 for t in $TOOLS; do
 	usage_error "$t --bogus" 1 $t "$B/bin/$t" --bogus
 done
-for c in info dump stats stacks gen corpus; do
+for c in info dump stats stacks gen corpus scrub import; do
 	usage_error "alloctrace $c --bogus" 1 alloctrace "$AT" $c --bogus s1.zst
 done
 usage_error "alloctrace verify --bogus (verify: 2)" 2 alloctrace "$AT" verify --bogus s1.zst

@@ -49,7 +49,8 @@ lacks() {
 }
 
 # Every alloctrace command on case NAME, with the exit statuses expected of
-# info, verify, dump, stats and stacks.
+# info, verify, dump, stats and stacks (3: done on the readable part of a
+# damaged trace; verify's own 1 truncated, 2 corrupt).
 alloctrace_all() { # NAME INFO VERIFY DUMP STATS STACKS
 	local n=$1 i=2
 	for c in info verify dump stats stacks; do
@@ -178,12 +179,12 @@ report $n 0
 # Duplicates and a thread going backwards are corrupt (SPEC 4, 7.3): the
 # events before the problem are read, dumped, counted and replayed.
 for n in seq-duplicate seq-backwards; do
-	alloctrace_all $n 2 2 2 2 2
+	alloctrace_all $n 3 2 3 3 2
 	has $n.info.out "^status +corrupt at byte offset [0-9]+: " "$n: info names the offset"
 	has $n.verify.out "^tr/$n.zst: corrupt at byte offset [0-9]+: .*seq" "$n: verify names file, offset, seq"
 	has $n.dump.err "^alloctrace: tr/$n.zst: corrupt at byte offset [0-9]+: " "$n: dump names file and offset"
 	has $n.stats.err "^alloctrace: tr/$n.zst: corrupt at byte offset [0-9]+: " "$n: stats names file and offset"
-	replay $n 0
+	replay $n 3 # AR_EXIT_WARN: only the valid prefix replayed
 	has $n.replay.err "trace tr/$n.zst is corrupt; replaying its valid prefix" "$n: replay says it used the prefix"
 	expect_eq "$n: traces.status" "$(tq $n status)" corrupt
 	report $n 0
@@ -282,10 +283,10 @@ runs_ok $n 0
 report $n 0
 
 n=header-only
-alloctrace_all $n 0 1 0 0 2
+alloctrace_all $n 3 1 3 3 2
 has $n.verify.out "truncated at byte offset [0-9]+: .*no footer" "$n: verify says truncated and where"
 has $n.dump.err "truncated after 0 events" "$n: dump notes the truncation"
-replay $n 0
+replay $n 3 # a truncated trace: its valid prefix (no events) replayed
 expect_eq "$n: traces.status" "$(tq $n status)" truncated
 runs_ok $n 0
 report $n 0

@@ -151,7 +151,7 @@ expect_eq "merging again adds nothing" "$(dump m.db)" "$(dump ref.db)"
 grep -q "0 new runs, 2 already present" merge2.txt && ok "merge again says so" || fail "$(cat merge2.txt)"
 expect_eq "merged integrity" "$(q m.db 'PRAGMA integrity_check')" ok
 expect_eq "merged foreign keys" "$(q m.db 'PRAGMA foreign_key_check' | wc -l)" 0
-# A new OUT.db starts as a copy of the first input.
+# A new OUT.db is created from allocrr's schema and gets every input's runs.
 "$AREP" merge new.db one.db b.db >merge3.txt 2>&1 || fail "merge into new: exit $?"
 expect_eq "new OUT: runs" "$(q new.db 'SELECT count(*) FROM runs')" $(($(q one.db 'SELECT count(*) FROM runs') + $(q b.db 'SELECT count(*) FROM runs')))
 expect_eq "new OUT: traces" "$(q new.db 'SELECT count(*) FROM traces')" 2

@@ -3,16 +3,19 @@
 # `make fuzz FUZZ_SECONDS=N` runs the real fuzzer (clang, ASan+UBSan) and
 # adds what it finds to the corpus.
 FUZZ_DRIVER_OBJ := $(call objs,tests/fuzz/fuzz_driver.c)
-FUZZ_TARGETS := reader blocks alloctrace compile
+FUZZ_TARGETS := reader blocks alloctrace compile import
 
 # What a target fuzzes beyond the trace library: FUZZ_SRCS_NAME (sources of
 # other folders), FUZZ_INC_NAME, FUZZ_LIBS_NAME (system libraries).
 # alloctrace: the subcommands that read a trace (alloctrace.h), not main()
 # nor gen and corpus, which write files; the symboliser is linked but off.
 FUZZ_SRCS_alloctrace := $(addprefix analysis/,cmd_common.c cmd_info.c cmd_verify.c cmd_dump.c \
-	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c) common/cli.c
+	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c) common/cli.c common/escape.c
 FUZZ_INC_alloctrace := -Ianalysis
 FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++
+# import: the importers' parsers and sink (alloctrace import), not the command.
+FUZZ_SRCS_import := $(addprefix analysis/,import_input.c import_sink.c import_memreplay.c import_mtrace.c)
+FUZZ_INC_import := -Ianalysis
 # compile: the workload compiler and the worker's way of opening its output.
 FUZZ_SRCS_compile := $(REPLAY_WL_SRCS)
 FUZZ_INC_compile := -Ireplayer

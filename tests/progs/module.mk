@@ -45,9 +45,9 @@ $(REC_COUNT): tests/progs/rec_countshim.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -O2 -fPIC -shared -fvisibility=hidden -o $@ $< -ldl
 
-$(REC_TRACECHECK): tests/progs/rec_tracecheck.c tests/progs/rec_open.h $(TRACE_LIB) $(SYM_LIB) | $(DEPS_STAMP)
+$(REC_TRACECHECK): tests/progs/rec_tracecheck.c tests/progs/rec_open.h $(TRACE_LIB) $(SYM_LIB) $(COMMON_LIB) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(REC_PROGS) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK) $(TORTURE_PROGS) $(TORTURE_CHECK)

@@ -51,7 +51,7 @@ static int write_trace(uint64_t seed, uint32_t nthreads, size_t cap, size_t n, a
 	for (uint32_t t = 0; t < nthreads; t++) {
 		tb[t].mem = malloc(cap);
 		ar_evbuf_reset(&tb[t].buf, tb[t].mem, cap, t * 3 + 1, 1000 + t);
-		EXPECT(ar_meta_thread_start(&meta, t * 3 + 1, 1000 + t, 0, 0) == 0);
+		EXPECT(ar_meta_thread_start(&meta, t * 3 + 1, 1000 + t, 0, 5000 + t) == 0);
 		char name[32];
 		snprintf(name, sizeof name, "worker-%u", t);
 		EXPECT(ar_meta_thread_name(&meta, t * 3 + 1, name) == 0);
@@ -78,6 +78,9 @@ static int write_trace(uint64_t seed, uint32_t nthreads, size_t cap, size_t n, a
 		EXPECT(ar_writer_write_events(w, &tb[t].buf, &err) == 0);
 		free(tb[t].mem);
 	}
+	ar_metabuf_reset(&meta, metamem, sizeof metamem);
+	EXPECT(ar_meta_thread_exit(&meta, 1, s.seq, 7000) == 0);
+	EXPECT(ar_writer_write_meta(w, &meta, &err) == 0);
 	EXPECT(ar_writer_close(w, s.time_ns, footer, &err) == 0);
 	free(tb);
 	ar_synth_free(&s);
@@ -99,6 +102,9 @@ static void check_roundtrip(uint64_t seed, uint32_t nthreads, size_t cap, size_t
 	EXPECT_U64(ar_reader_thread_count(r), nthreads);
 	EXPECT_STR(ar_reader_thread(r, 1)->name, "worker-0");
 	EXPECT_U64(ar_reader_thread(r, 1)->os_tid, 1000);
+	/* THREAD_START / THREAD_EXIT times (alloctrace scrub copies them). */
+	EXPECT_U64(ar_reader_thread(r, 1)->start_time_ns, 5000);
+	EXPECT_U64(ar_reader_thread(r, 1)->exit_time_ns, 7000);
 	uint32_t depth = 0;
 	const uint64_t *fr = ar_reader_stack(r, 7, &depth);
 	EXPECT(fr && depth == 3 && fr[2] == 0x7f0000001000);
