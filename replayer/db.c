@@ -376,7 +376,8 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 {
 	sqlite3_stmt *st;
 	double tpn = ar_run_ticks_per_ns(r);
-	if (prep(db, "INSERT INTO latency VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &st, err, cap))
+	if (prep(db, "INSERT INTO latency (run_id, op, count, mean_ns, min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns)"
+		 " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)", &st, err, cap))
 		return -1;
 	for (int k = 0; k <= AR_WL_NCALLS; k++) {
 		const ar_lat_t *l = &r->lat[k];
@@ -398,7 +399,7 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	if (prep(db, "INSERT INTO histogram VALUES (?1,?2,?3,?4,?5)", &st, err, cap))
+	if (prep(db, "INSERT INTO histogram (run_id, op, lo_ns, hi_ns, count) VALUES (?1,?2,?3,?4,?5)", &st, err, cap))
 		return -1;
 	for (int k = 0; k < AR_WL_NCALLS && tpn > 0; k++) {
 		const ar_hist_t *h = r->hist[k];
@@ -421,7 +422,8 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 	sqlite3_finalize(st);
 	uint64_t base = 0;
 	ar_run_scalar(r, "baseline_anon_bytes", &base);
-	if (prep(db, "INSERT INTO rss_samples VALUES (?1,?2,?3,?4,?5,?6,?7)", &st, err, cap))
+	if (prep(db, "INSERT INTO rss_samples (run_id, sample, event, elapsed_ns, anon_rss_bytes, heap_rss_bytes, live_bytes)"
+		 " VALUES (?1,?2,?3,?4,?5,?6,?7)", &st, err, cap))
 		return -1;
 	for (size_t i = 0; i < r->nrss; i++) {
 		const ar_rss_point_t *p = &r->rss[i];
@@ -454,7 +456,7 @@ static int store_children(sqlite3 *db, int64_t id, const ar_run_t *r, char *err,
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	if (prep(db, "INSERT OR REPLACE INTO allocator_stats VALUES (?1,?2,?3)", &st, err, cap))
+	if (prep(db, "INSERT OR REPLACE INTO allocator_stats (run_id, name, value) VALUES (?1,?2,?3)", &st, err, cap))
 		return -1;
 	for (size_t i = 0; i < r->nastats; i++) {
 		sqlite3_bind_int64(st, 1, id);
