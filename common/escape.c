@@ -95,27 +95,6 @@ static void show_bytes(sink_t *k, const unsigned char *p, size_t n)
 }
 
 /* The piece of output for one ASCII character, or NULL to keep it. */
-static const char *md_ascii(unsigned char c)
-{
-	switch (c) {
-	case '<': return "&lt;";
-	case '>': return "&gt;";
-	case '&': return "&amp;";
-	case '"': return "&quot;";
-	case '\'': return "&#39;";
-	case '\\': return "\\\\";
-	case '`': return "\\`";
-	case '*': return "\\*";
-	case '_': return "\\_";
-	case '[': return "\\[";
-	case ']': return "\\]";
-	case '|': return "\\|";
-	case '#': return "\\#";
-	case '~': return "\\~";
-	default: return NULL;
-	}
-}
-
 static const char *html_ascii(unsigned char c)
 {
 	switch (c) {
@@ -125,6 +104,22 @@ static const char *html_ascii(unsigned char c)
 	case '"': return "&quot;";
 	case '\'': return "&#39;";
 	default: return NULL;
+	}
+}
+
+static const char *md_ascii(unsigned char c)
+{
+	switch (c) {
+	case '\\': return "\\\\";
+	case '`': return "\\`";
+	case '*': return "\\*";
+	case '_': return "\\_";
+	case '[': return "\\[";
+	case ']': return "\\]";
+	case '|': return "\\|";
+	case '#': return "\\#";
+	case '~': return "\\~";
+	default: return html_ascii(c); /* markdown passes inline HTML through */
 	}
 }
 
