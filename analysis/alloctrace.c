@@ -25,6 +25,7 @@ static const struct {
 	{"corpus", ar_cmd_corpus, &ar_corpus_help, "check or extend a trace corpus MANIFEST"},
 	{"import", ar_cmd_import, &ar_import_help, "convert a memory_replay or mtrace log into a trace"},
 	{"scrub", ar_cmd_scrub, &ar_scrub_help, "a copy of a trace without names, paths or times of day, to share"},
+	{"tree", ar_cmd_tree, &ar_tree_help, "the process tree of a recording: pids, exec chains, each image's trace"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -76,7 +77,7 @@ static int parse_args(int argc, char **argv, int *cmd)
 		return ar_cli_bad_option(c, argv);
 	}
 	if (optind >= argc)
-		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import or scrub)");
+		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import, scrub or tree)");
 	*cmd = optind;
 	return -1;
 }
@@ -89,7 +90,7 @@ static int run_command(int argc, char **argv)
 			ar_cmd_getopt_begin();
 			return commands[i].run(argc, argv);
 		}
-	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen, corpus, import or scrub)", argv[0]);
+	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen, corpus, import, scrub or tree)", argv[0]);
 }
 
 int main(int argc, char **argv)

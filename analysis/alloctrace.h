@@ -24,6 +24,7 @@ int ar_cmd_verify(int argc, char **argv); /* cmd_corpus.c: verify FILE... or --m
 int ar_cmd_corpus(int argc, char **argv); /* cmd_corpus.c */
 int ar_cmd_import(int argc, char **argv); /* cmd_import.c, import.h */
 int ar_cmd_scrub(int argc, char **argv);  /* cmd_scrub.c */
+int ar_cmd_tree(int argc, char **argv);   /* cmd_tree.c */
 
 /*
  * A subcommand's help, in the layout help2man reads: `alloctrace CMD --help`
@@ -39,6 +40,7 @@ extern const ar_cmd_help_t ar_info_help, ar_dump_help, ar_stats_help, ar_stacks_
 	ar_gen_help, ar_corpus_help, ar_scrub_help;
 
 extern const ar_cmd_help_t ar_import_help;
+extern const ar_cmd_help_t ar_tree_help;
 
 /* Print h: "Usage: " before the first synopsis line, "   or: " before the
  * others, then about, then the options with --help and --version. */

@@ -2,7 +2,7 @@
  * allocrec — run a program with the recorder shim preloaded and report the
  * traces it wrote.
  *
- *   allocrec [-o FILE] [--stacks[=DEPTH]] [--no-follow] [--level N] [-q] [--] PROG ARGS...
+ *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N] [-q] [--] PROG ARGS...
  *
  * Exit status is PROG's (128+signal if it died of one; 127 if it could not
  * be found, 126 if it could not be run), so allocrec can stand in for PROG
@@ -19,7 +19,9 @@
  * SIGTERM/SIGHUP are forwarded to it; option parsing stops at PROG, so its
  * own options are never ours.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -28,10 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "ar_trace.h"
 
 #define MAX_TRACES 64      /* traces one run reports (a fork bomb writes more) */
@@ -40,6 +45,7 @@
 /* What the command line asks for. */
 typedef struct rec_opts {
 	const char *output; /* -o, NULL: the shim's default ./PROG.PID.zst */
+	const char *output_for; /* --output-for: -o is the first image so named, NULL: the first image */
 	int stacks, follow, level, quiet;
 	char **prog;        /* PROG ARGS..., NULL-terminated */
 } rec_opts_t;
@@ -52,6 +58,8 @@ typedef struct rec_traces {
 } rec_traces_t;
 
 static pid_t child;
+/* --output-for: the file the first image named NAME removes to claim -o. */
+static char claim[] = "/tmp/allocrec-claim.XXXXXX";
 
 static void usage(void)
 {
@@ -66,6 +74,12 @@ static void usage(void)
 	       "Options:\n"
 	       "  -o, --output=FILE   the trace of PROG (%%p = its pid); default ./PROG.PID.zst.\n"
 	       "                      Not '-': PROG's own output goes to standard output\n"
+	       "      --output-for=NAME\n"
+	       "                      -o names the trace of the first image named NAME (a glob,\n"
+	       "                      matched against the basename of argv[0] and of the\n"
+	       "                      executable: python3 matches /usr/bin/python3.11), not\n"
+	       "                      PROG's: for wrapper scripts and version-manager shims that\n"
+	       "                      exec other programs first; those get PROG.PID.zst as usual\n"
 	       "      --stacks[=N]    record call stacks, N frames deep (default 32, 1..%d)\n"
 	       "      --no-follow     do not record the programs PROG exec()s\n"
 	       "      --level=N       zstd level of the trace, 1..19 (default 3)\n"
@@ -76,7 +90,10 @@ static void usage(void)
 	       "Exit status:\n"
 	       " PROG's own; 128+N if it died of signal N; 127 if PROG was not found, 126 if\n"
 	       " it could not be run; 1 for a usage error; 2 if allocrec failed before\n"
-	       " starting PROG.\n"
+	       " starting PROG (also: -o for a PROG that cannot be recorded, being statically\n"
+	       " linked or set-user-ID, or an -o that is a symbolic link), or if PROG\n"
+	       " succeeded but no recorded image was named --output-for's NAME (so -o's\n"
+	       " trace does not exist).\n"
 	       "\n"
 	       "See docs/RECORDER.md.\n",
 	       AR_STACK_MAX_DEPTH);
@@ -94,7 +111,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
-enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION };
+enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
@@ -104,7 +121,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"output", required_argument, NULL, 'o'},      {"stacks", optional_argument, NULL, OPT_STACKS},
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"level", required_argument, NULL, OPT_LEVEL},
 		{"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},   {NULL, 0, NULL, 0}};
+		{"version", no_argument, NULL, OPT_VERSION},   {"output-for", required_argument, NULL, OPT_OUTPUT_FOR},
+		{NULL, 0, NULL, 0}};
 	*o = (rec_opts_t){.follow = 1, .level = 3};
 	int c;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
@@ -121,6 +139,12 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 			break;
 		case OPT_NO_FOLLOW:
 			o->follow = 0;
+			break;
+		case OPT_OUTPUT_FOR:
+			if (!*optarg || strchr(optarg, '/'))
+				return ar_cli_usage_error("--output-for takes a program name (a glob like 'python3*'), "
+							  "not a path: '%s'", optarg);
+			o->output_for = optarg;
 			break;
 		case OPT_LEVEL:
 			if (parse_int(optarg, 1, 19, &o->level) != 0)
@@ -141,6 +165,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 	if (optind >= argc)
 		return ar_cli_usage_error("missing PROG, the program to record (allocrec [OPTION]... PROG [ARG]...)");
 	o->prog = argv + optind;
+	if (o->output_for && !o->output)
+		return ar_cli_usage_error("--output-for %s says which image -o names: give -o FILE too", o->output_for);
 	/* The shim writes its trace from inside PROG, whose own output is
 	 * what standard output carries: the two cannot share it. */
 	if (o->output && ar_cli_is_stdio(o->output)) {
@@ -226,6 +252,34 @@ static int set_output(const char *output)
 	return 0;
 }
 
+/* --output-for: -o's path, absolute (the image may run in another
+ * directory), for the first image named NAME, which claims it by removing
+ * the claim file (rec_config.c); PROG itself writes PROG.PID.zst like any
+ * other image. Returns 0, or 2 with the message printed. */
+static int set_output_for(const rec_opts_t *o)
+{
+	unsetenv("ALLOCRR_OUTPUT_FOR");
+	unsetenv("ALLOCRR_OUTPUT_FOR_FILE");
+	unsetenv("ALLOCRR_OUTPUT_FOR_CLAIM");
+	if (!o->output_for)
+		return 0;
+	char tmp[PATH_MAX], file[2 * PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s", o->output);
+	snprintf(file, sizeof file, "%s/%s", getenv("ALLOCRR_DIR"), basename(tmp));
+	if (strlen(file) >= 1024) /* rec_config_t.output: the shim would cut it */
+		return ar_cli_error(o->output, "its absolute path, %zu bytes, is longer than the recorder takes (1023)",
+				    strlen(file));
+	int fd = mkstemp(claim);
+	if (fd < 0)
+		return ar_cli_error("/tmp", "cannot create the --output-for claim file: %s", strerror(errno));
+	close(fd);
+	unsetenv("ALLOCRR_OUTPUT");
+	setenv("ALLOCRR_OUTPUT_FOR", o->output_for, 1);
+	setenv("ALLOCRR_OUTPUT_FOR_FILE", file, 1);
+	setenv("ALLOCRR_OUTPUT_FOR_CLAIM", claim, 1);
+	return 0;
+}
+
 /* The environment the shim reads, and the manifest file it appends to
  * (its name in manifest). Returns 0, or 2 with the message printed. */
 static int prepare_env(const rec_opts_t *o, char *manifest)
@@ -236,6 +290,8 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 		rc = set_preload(shim);
 	if (rc == 0)
 		rc = set_output(o->output);
+	if (rc == 0)
+		rc = set_output_for(o);
 	if (rc != 0)
 		return rc;
 	char num[32];
@@ -389,6 +445,228 @@ static void report(const rec_opts_t *o, const char *manifest)
 	print_next(&t);
 }
 
+/* Does path match the -o pattern pat, whose %p stands for a pid? */
+static int is_output(const char *path, const char *pat)
+{
+	for (; *pat; pat++) {
+		if (pat[0] == '%' && pat[1] == 'p') {
+			if (*path < '0' || *path > '9')
+				return 0;
+			while (*path >= '0' && *path <= '9')
+				path++;
+			pat++;
+			continue;
+		}
+		if (pat[0] == '%' && pat[1] == '%')
+			pat++;
+		if (*path++ != *pat)
+			return 0;
+	}
+	return !*path;
+}
+
+/* The manifest's line that is -o's trace, into out: 0, or -1 when there
+ * is none. The whole manifest, not the MAX_TRACES the summary lists: a
+ * version-manager shim runs dozens of images before the one meant. */
+static int find_output(const char *manifest, const char *pat, char *out, size_t cap)
+{
+	FILE *m = fopen(manifest, "r");
+	if (!m)
+		return -1;
+	int found = -1;
+	while (found < 0 && fgets(out, (int)cap, m)) {
+		out[strcspn(out, "\n")] = 0;
+		found = is_output(out, pat) ? 0 : -1;
+	}
+	fclose(m);
+	return found;
+}
+
+/* "allocrec:   PATH (pid N): CMDLINE", escaped: the images that ran. */
+static void list_images(const rec_traces_t *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		ar_reader_t *r;
+		ar_error_t err = {0};
+		fprintf(stderr, "%s:   ", ar_cli_tool());
+		ar_esc_term(stderr, t->path[i]);
+		if (ar_reader_open(&r, t->path[i], &err) != 0) {
+			fputs(" (unreadable)\n", stderr);
+			continue;
+		}
+		const ar_header_t *h = ar_reader_header(r);
+		fprintf(stderr, " (pid %llu): ", (unsigned long long)h->pid);
+		ar_esc_term(stderr, h->cmdline);
+		fputc('\n', stderr);
+		ar_reader_close(r);
+	}
+}
+
+/* --output-for: which image -o's trace holds, or why it does not exist
+ * (then 2, unless PROG's own status already says it failed). */
+static int report_output_for(const rec_opts_t *o, const char *manifest, int rc)
+{
+	if (!o->output_for)
+		return rc;
+	int claimed = unlink(claim) != 0; /* the image named NAME removed it */
+	const char *file = getenv("ALLOCRR_OUTPUT_FOR_FILE");
+	static rec_traces_t t;
+	static char path[PATH_MAX + 8];
+	if (find_output(manifest, file, path, sizeof path) == 0) {
+		ar_reader_t *r;
+		ar_error_t err = {0};
+		if (!o->quiet && ar_reader_open(&r, path, &err) == 0) {
+			fprintf(stderr, "%s: ", ar_cli_tool());
+			ar_esc_term(stderr, path);
+			fprintf(stderr, " is the trace of the first image named '");
+			ar_esc_term(stderr, o->output_for);
+			fprintf(stderr, "' (pid %llu): ", (unsigned long long)ar_reader_header(r)->pid);
+			ar_esc_term(stderr, ar_reader_header(r)->cmdline);
+			fprintf(stderr, "; the other images' traces are named PROG.PID.zst\n");
+			ar_reader_close(r);
+		}
+		return rc;
+	}
+	read_manifest(manifest, &t);
+	struct stat st;
+	const char *old = stat(file, &st) == 0 ? " (the file of that name there is an older one)" : "";
+	if (claimed)
+		ar_cli_error(o->output, "not written, although an image named '%s' ran: the allocrr message above says why%s",
+			     o->output_for, old);
+	else
+		ar_cli_error(o->output, "not written: no image named '%s' ran, or none was recorded (a static binary, "
+				   "or one run with --no-follow or through system() after clearenv())%s; the traces are%s", o->output_for, old,
+			     t.n ? ":" : " none");
+	if (!claimed)
+		list_images(&t); /* the first MAX_TRACES: enough to see the names */
+	return rc == 0 ? 2 : rc;
+}
+
+/* ---- programs the recorder cannot enter -------------------------------------------- */
+/* PROG as execvp would find it, in out; 0 when found. */
+static int resolve_prog(const char *name, char *out, size_t cap)
+{
+	if (strchr(name, '/')) {
+		snprintf(out, cap, "%s", name);
+		return access(out, X_OK);
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *e = strchr(p, ':');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		snprintf(out, cap, "%.*s%s%s", (int)len, p, len ? "/" : "", name);
+		struct stat st;
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		if (!e)
+			return -1;
+		p = e;
+	}
+}
+
+/* 1 when the ELF executable in fd (its first n bytes in buf) has no
+ * PT_INTERP, i.e. no dynamic loader (static, or static-pie); 0 when it has
+ * one, is not ELF, or cannot be read. */
+#define ELF_NO_INTERP(Ehdr, Phdr)                                                                       \
+	do {                                                                                            \
+		Ehdr eh;                                                                                \
+		if (n < sizeof eh)                                                                      \
+			return 0;                                                                       \
+		memcpy(&eh, buf, sizeof eh);                                                            \
+		if (eh.e_phentsize != sizeof(Phdr) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))    \
+			return 0;                                                                       \
+		for (unsigned i = 0; i < eh.e_phnum; i++) {                                             \
+			Phdr ph;                                                                        \
+			off_t at = (off_t)eh.e_phoff + (off_t)i * (off_t)sizeof ph;                     \
+			if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph || ph.p_type == PT_INTERP) \
+				return 0;                                                               \
+		}                                                                                       \
+		return 1;                                                                               \
+	} while (0)
+
+static int elf_static(int fd, const unsigned char *buf, size_t n)
+{
+	if (n < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG) != 0)
+		return 0;
+	if (buf[EI_CLASS] == ELFCLASS64)
+		ELF_NO_INTERP(Elf64_Ehdr, Elf64_Phdr);
+	if (buf[EI_CLASS] == ELFCLASS32)
+		ELF_NO_INTERP(Elf32_Ehdr, Elf32_Phdr);
+	return 0;
+}
+
+/* Why the loader will not preload the recorder into the program at path
+ * (NULL when it will, or when we cannot tell): a static executable has no
+ * loader at all; a set-user-ID/set-group-ID or file-capability executable
+ * runs in secure mode, where the loader ignores an LD_PRELOAD entry with a
+ * slash (ld.so(8)); a script depends on its interpreter. */
+static const char *unpreloadable(const char *path, char *why, size_t cap, int depth)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	unsigned char buf[512];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	struct stat st;
+	struct statvfs vfs;
+	int nosuid = fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_NOSUID);
+	if (n < 4 || fstat(fd, &st) != 0) {
+		close(fd);
+		return NULL;
+	}
+	buf[n] = 0;
+	if (buf[0] == '#' && buf[1] == '!') {
+		close(fd);
+		char interp[PATH_MAX];
+		const char *p = (const char *)buf + 2;
+		p += strspn(p, " \t");
+		size_t len = strcspn(p, " \t\n");
+		snprintf(interp, sizeof interp, "%.*s", (int)len, p);
+		char inner[256];
+		if (depth >= 4 || !unpreloadable(interp, inner, sizeof inner, depth + 1))
+			return NULL;
+		int w = snprintf(why, cap, "its interpreter %.200s is %s", interp, inner);
+		(void)w;
+		return why;
+	}
+	const char *r = NULL;
+	if (!nosuid && (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+			((st.st_mode & S_ISGID) && st.st_gid != getgid())))
+		r = "set-user-ID or set-group-ID (the loader ignores LD_PRELOAD in secure mode)";
+	else if (!nosuid && getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) > 0)
+		r = "given file capabilities (the loader ignores LD_PRELOAD in secure mode)";
+	else if (elf_static(fd, buf, (size_t)n))
+		r = "statically linked (no dynamic loader to preload the recorder)";
+	close(fd);
+	if (r)
+		snprintf(why, cap, "%s", r);
+	return r ? why : NULL;
+}
+
+/* One line when PROG cannot be recorded. With -o naming PROG's own trace
+ * (no --output-for), that trace cannot exist: refuse before running (2).
+ * Otherwise PROG runs anyway (its dynamically linked descendants are
+ * recorded as usual): returns -1. Also refuses an -o that is a symbolic
+ * link: the recorder never writes through one. */
+static int check_recordable(const rec_opts_t *o)
+{
+	struct stat st;
+	if (o->output && lstat(o->output, &st) == 0 && S_ISLNK(st.st_mode))
+		return ar_cli_error(o->output, "is a symbolic link: -o does not write through links (it would "
+				    "replace the file the link points to); name that file, or remove the link");
+	char path[PATH_MAX], why[512];
+	if (resolve_prog(o->prog[0], path, sizeof path) != 0 || !unpreloadable(path, why, sizeof why, 0))
+		return -1;
+	if (o->output && !o->output_for)
+		return ar_cli_error(path, "%s: it cannot be recorded, so -o %s cannot be written; run it without "
+				    "allocrec", why, o->output);
+	fprintf(stderr, "%s: %s: %s: it runs unrecorded (only the dynamically linked programs it starts are "
+		"recorded)\n", ar_cli_tool(), path, why);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	ar_cli_init("allocrec");
@@ -396,11 +674,14 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if ((rc = check_recordable(&o)) >= 0)
+		return rc;
 	char manifest[] = "/tmp/allocrec-manifest.XXXXXX";
 	if ((rc = prepare_env(&o, manifest)) != 0)
 		return rc;
 	rc = run_program(o.prog);
 	report(&o, manifest);
+	rc = report_output_for(&o, manifest, rc);
 	unlink(manifest);
 	return rc;
 }

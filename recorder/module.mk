@@ -11,7 +11,7 @@
 
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_config.c \
 	recorder/rec_thread.c recorder/rec_writer.c recorder/rec_tracefile.c recorder/rec_mem.c \
-	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_clock.c recorder/rec_process.c common/cpu.c \
+	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_fds.c recorder/rec_clock.c recorder/rec_process.c common/cpu.c \
 	allocators/registry_probe.c
 REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))

@@ -4,6 +4,15 @@
  * and the small helpers (string copy, integer variables, pid/tid) the rest
  * of the shim uses.
  *
+ * With ALLOCRR_OUTPUT_FOR (allocrec --output-for NAME), the -o path goes
+ * not to the first image but to the first image named NAME (a wrapper
+ * script or a version-manager shim execs several programs before the one
+ * the user meant): ALLOCRR_OUTPUT_FOR_FILE is that path, and
+ * ALLOCRR_OUTPUT_FOR_CLAIM a file allocrec created, which the first
+ * matching image removes. unlink() succeeds for exactly one process, so
+ * "first" holds across concurrent forks and execs, and the environment is
+ * never edited (bash's own setenv is not to be trusted, rec_lifecycle.c).
+ *
  * Invariants: nothing here allocates (the helpers run inside hooks and
  * before the real functions are known); rec_cfg is written only at
  * start-up (rec_config_read) and, for output, by a fork child's reset
@@ -74,11 +83,77 @@ static void read_prog_name(void)
 		rec_strlcpy(prog_name, b, sizeof prog_name);
 }
 
+/* Does s match the shell glob pat (*, ?, [set], [!set], [a-z]; no escapes)?
+ * Our own rather than fnmatch(3), which may allocate in some locales. */
+static int glob_match(const char *pat, const char *s)
+{
+	for (; *pat; pat++, s++) {
+		if (*pat == '*') {
+			for (const char *t = s;; t++) {
+				if (glob_match(pat + 1, t))
+					return 1;
+				if (!*t)
+					return 0;
+			}
+		}
+		if (!*s)
+			return 0;
+		if (*pat == '[' && pat[1] && strchr(pat + 2, ']')) {
+			const char *p = pat + 1;
+			int neg = *p == '!' || *p == '^', hit = 0;
+			p += neg;
+			for (int first = 1; *p && (first || *p != ']'); first = 0, p++) {
+				if (p[1] == '-' && p[2] && p[2] != ']') {
+					hit |= (unsigned char)*s >= (unsigned char)p[0] && (unsigned char)*s <= (unsigned char)p[2];
+					p += 2;
+				} else {
+					hit |= *s == *p;
+				}
+			}
+			if (!*p || hit == neg)
+				return 0; /* no closing ] after all ("[!]"), or no match */
+			pat = p;
+		} else if (*pat != '?' && *pat != *s) {
+			return 0;
+		}
+	}
+	return !*s;
+}
+
+/* Is this image named pat: the basename of argv[0] (what was run:
+ * "python3") or of its executable ("python3.11", the symlink's target)? */
+static int image_named(const char *pat)
+{
+	if (glob_match(pat, prog_name))
+		return 1;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	const char *b = strrchr(exe, '/');
+	return glob_match(pat, b ? b + 1 : exe);
+}
+
+/* --output-for: take the -o path if this is the first image so named. */
+static void claim_output(void)
+{
+	const char *name = getenv("ALLOCRR_OUTPUT_FOR");
+	const char *file = getenv("ALLOCRR_OUTPUT_FOR_FILE");
+	const char *claim = getenv("ALLOCRR_OUTPUT_FOR_CLAIM");
+	if (!name || !*name || !file || !*file || !claim || !*claim || !image_named(name))
+		return;
+	if (unlink(claim) == 0)
+		rec_strlcpy(rec_cfg.output, file, sizeof rec_cfg.output);
+}
+
 static void read_config(void)
 {
 	const char *s;
 	if ((s = getenv("ALLOCRR_OUTPUT")) != NULL)
 		rec_strlcpy(rec_cfg.output, s, sizeof rec_cfg.output);
+	else
+		claim_output();
 	if ((s = getenv("ALLOCRR_DIR")) != NULL && *s)
 		rec_strlcpy(rec_cfg.dir, s, sizeof rec_cfg.dir);
 	else if (!getcwd(rec_cfg.dir, sizeof rec_cfg.dir))

@@ -1,7 +1,8 @@
 /*
  * rec_hooks.c — the public face of liballocrr-rec.so: the interposed heap
  * functions and their real-function lookup, the exec/_exit hooks (which
- * hand over to rec_lifecycle.c), and the loader calls counted for fork's
+ * hand over to rec_lifecycle.c, and keep the recorder in the environment
+ * an exec'ed or posix_spawn'ed image gets), and the loader calls counted for fork's
  * sake (dl_iterate_phdr, dlopen, dlclose). Start-up, fork and the
  * environment are rec_lifecycle.c's; configuration is rec_config.c's.
  *
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <link.h>
 #include <malloc.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,23 +311,66 @@ AR_EXPORT size_t malloc_usable_size(void *p)
 		*(void **)&real_##name = dlsym(RTLD_NEXT, #name)
 
 /* The exec family: close the trace first (the new image records into its
- * own file), and start a new one if the exec failed and we are still here. */
-#define EXEC_HOOK(name, params, args)                      \
-	AR_EXPORT int name params                          \
-	{                                                  \
-		REAL(name);                                \
-		int closed = rec_close_before("exec");     \
-		int rc = real_##name args;                 \
-		if (closed)                                \
-			rec_restart_after_failed_exec();   \
-		return rc;                                 \
+ * own file), and start a new one if the exec failed and we are still here.
+ * The environment the new image gets keeps what recording needs even when
+ * the program passes one without it (rec_exec_env); the forms that use
+ * environ then go through their envp twin with that copy. The copy lives
+ * on this stack: a vfork child must not map memory in its parent. */
+#define EXEC_ENV(envp)                                                                  \
+	size_t slots_ = rec_exec_env_slots(envp);                                       \
+	char *arr_[slots_ < 8192 ? slots_ : 1];                                         \
+	char pre_[4200];                                                                \
+	char *const *env_ = slots_ < 8192 ? rec_exec_env(envp, arr_, slots_, pre_, sizeof pre_) : (envp)
+
+#define EXEC_HOOK(name, params, call_same, call_env, envp)   \
+	AR_EXPORT int name params                            \
+	{                                                    \
+		REAL(name);                                  \
+		EXEC_ENV(envp);                              \
+		int closed = rec_close_before("exec");       \
+		int rc = env_ == (envp) ? call_same : call_env; \
+		if (closed)                                  \
+			rec_restart_after_failed_exec();     \
+		return rc;                                   \
 	}
 
-EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp))
-EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv))
-EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv))
-EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp))
-EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp))
+extern char **environ;
+static int real_execve_(const char *path, char *const argv[], char *const envp[])
+{
+	REAL(execve);
+	return real_execve(path, argv, envp);
+}
+static int real_execvpe_(const char *file, char *const argv[], char *const envp[])
+{
+	REAL(execvpe);
+	return real_execvpe(file, argv, envp);
+}
+
+EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]),
+	  real_execve(path, argv, envp), real_execve(path, argv, env_), envp)
+EXEC_HOOK(execv, (const char *path, char *const argv[]),
+	  real_execv(path, argv), real_execve_(path, argv, env_), environ)
+EXEC_HOOK(execvp, (const char *file, char *const argv[]),
+	  real_execvp(file, argv), real_execvpe_(file, argv, env_), environ)
+EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]),
+	  real_execvpe(file, argv, envp), real_execvpe(file, argv, env_), envp)
+EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]),
+	  real_fexecve(fd, argv, envp), real_fexecve(fd, argv, env_), envp)
+
+/* posix_spawn and posix_spawnp reach the kernel's execve inside glibc, past
+ * the hooks above: only their environment is ours to look after (the child
+ * is a new process whose image opens its own trace). system() and popen()
+ * pass environ the same internal way and are not covered. */
+#define SPAWN_HOOK(name)                                                                          \
+	AR_EXPORT int name(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,   \
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])  \
+	{                                                                                         \
+		REAL(name);                                                                       \
+		EXEC_ENV(envp);                                                                   \
+		return real_##name(pid, path, fa, attr, argv, env_);                              \
+	}
+SPAWN_HOOK(posix_spawn)
+SPAWN_HOOK(posix_spawnp)
 
 /* execl, execlp, execle: collect the variadic arguments on the stack, then
  * go through the array forms above (glibc's own versions would call the

@@ -20,6 +20,9 @@
  *     rec_thread.c (t->in_call / t->steal), never while the owner is inside.
  *   - Only the holder of the writer lock calls ar_writer_* (the writer is not
  *     thread-safe); normally that is the background writer thread.
+ *   - The descriptors the shim keeps (rec_fd_own) are invisible to the
+ *     program: its close, close_range, closefrom, dup2 and dup3 act as if
+ *     they did not exist (rec_fds.c); the shim's own calls pass through.
  */
 #ifndef AR_REC_INTERNAL_H
 #define AR_REC_INTERNAL_H
@@ -200,6 +203,13 @@ void rec_init(void);
 int rec_close_before(const char *why);
 /* The exec failed: this image goes on, so it gets a new trace file. */
 void rec_restart_after_failed_exec(void);
+/* The environment an exec should pass: envp itself, or (following execs,
+ * when envp lacks our LD_PRELOAD entry or an ALLOCRR_* variable of
+ * start-up) a copy in out[slots] with them added; pre (precap bytes) holds
+ * a rebuilt LD_PRELOAD entry. Never allocates: the caller gives the
+ * memory, out with rec_exec_env_slots(envp) entries. */
+size_t rec_exec_env_slots(char *const *envp);
+char *const *rec_exec_env(char *const *envp, char **out, size_t slots, char *pre, size_t precap);
 
 /* ---- the trace file (rec_tracefile.c); wlock holder only ------------------------ */
 /* The header of this image's trace, from rec_pid, the command line, the clocks. */
@@ -216,12 +226,21 @@ void rec_trace_write(const rec_buf_t *b);
 void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
 /* Fork child: close the parent's file here and forget it. */
 void rec_trace_forget(void);
-/* fd moved out of the way of programs that dup2() onto low numbers: to 1000
- * or above (below a low RLIMIT_NOFILE), close-on-exec; fd itself when that
- * fails. */
-int rec_move_fd_high(int fd);
 /* Write one metadata block if the trace is open (a failure calls rec_fail). */
 void rec_trace_write_meta(const ar_metabuf_t *m);
+
+/* ---- descriptors the shim keeps (rec_fds.c) ------------------------------------------ */
+/* fd moved out of the program's way (rec_fds.c says where), close-on-exec;
+ * fd itself when that fails. */
+int rec_move_fd_high(int fd);
+/* A duplicate of fd there, or -1; fd stays open. */
+int rec_fd_dup_high(int fd);
+/* *slot holds a descriptor the shim keeps (or -1): the program's close,
+ * close_range, closefrom and dup2/dup3 leave it alone; when the program
+ * dup2s onto it, it moves and moved(new number) runs under the writer lock,
+ * or, when no number is free, lost() runs (without the lock) and must
+ * stop using it. */
+void rec_fd_own(int *slot, void (*moved)(int fd), void (*lost)(void));
 
 /* ---- the process: allocator and RSS (rec_process.c) ------------------------------ */
 /* Start-up, program thread: the RSS at start. */
@@ -270,6 +289,10 @@ void rec_writer_reset_child(void);
 /* Wait until one of the thread's buffers comes back (backpressure). */
 void rec_writer_wait_returned(rec_thread_t *t);
 extern _Atomic int rec_writer_running;
+/* Take the writer lock from outside the writer (waits up to timeout_ms):
+ * 1 when taken, 0 when not (the caller goes on without it). */
+int rec_writer_lock(int timeout_ms);
+void rec_writer_unlock(void);
 
 /* ---- stacks and modules (rec_stacks.c) ------------------------------------------- */
 int rec_stacks_init(void);

@@ -2,7 +2,8 @@
  * rec_lifecycle.c — the life of the recording in this process: start-up
  * (constructor or first hook, whichever comes first), the destructor, the
  * fork handlers, closing before exec/_exit and starting anew after a failed
- * exec, and the edits of the environment that exec'ed images inherit.
+ * exec, the edits of the environment that exec'ed images inherit, and the
+ * copy of what recording needs for an exec that passes its own environment.
  *
  * Invariants: start-up runs once (rec_init_state); start-up, closing,
  * restarting and a fork child's set-up run with in_shim set to
@@ -13,6 +14,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +37,8 @@ static void atfork_prepare(void);
 static void atfork_parent(void);
 static void atfork_child(void);
 
+static void env_snapshot(void);
+
 /* Initialise once; runs from the first hook call or the constructor,
  * whichever comes first, with in_shim set. */
 void rec_init(void)
@@ -55,6 +59,7 @@ void rec_init(void)
 	rec_clock_init();
 	rec_process_init(); /* the RSS before the program's main */
 	rec_config_read();
+	env_snapshot();
 	if (rec_writer_init(0) == 0) {
 		rec_stacks_init();
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -134,6 +139,101 @@ static void unpreload_self(void)
 		memcpy(*ep + sizeof "LD_PRELOAD", out, n + 1);
 	else
 		env_remove("LD_PRELOAD");
+}
+
+/* ---- the environment of an exec that would drop the recorder ------------------------ */
+/* A program may exec a child with an environment of its own making: empty
+ * (execve(path, argv, {NULL}), or clearenv() then execv), or filtered. The
+ * child would then run unrecorded without a word. With ALLOCRR_FOLLOW on,
+ * the exec hooks give such a child what recording needs and nothing else:
+ * our LD_PRELOAD entry (in front of any the program set) and the ALLOCRR_*
+ * variables as they were at start-up (ALLOCRR_OUTPUT excepted: it names
+ * the first image only). Copies are taken at start-up because by exec time
+ * the program may have cleared its own environment. */
+#define ENV_SAVED_MAX 32
+static char env_saved[8192];          /* "NAME=value\0" ... */
+static char *env_saved_ptr[ENV_SAVED_MAX];
+static size_t env_nsaved;
+static char shim_entry[1024];         /* our LD_PRELOAD entry, "" if none */
+
+static void env_snapshot(void)
+{
+	size_t used = 0;
+	env_nsaved = 0;
+	for (char **ep = environ; ep && *ep && env_nsaved < ENV_SAVED_MAX; ep++) {
+		if (strncmp(*ep, "ALLOCRR_", 8) != 0 || strncmp(*ep, "ALLOCRR_OUTPUT=", 15) == 0)
+			continue;
+		size_t len = strlen(*ep) + 1;
+		if (used + len > sizeof env_saved)
+			break;
+		memcpy(env_saved + used, *ep, len);
+		env_saved_ptr[env_nsaved++] = env_saved + used;
+		used += len;
+	}
+	shim_entry[0] = 0;
+	const char *p = getenv("LD_PRELOAD");
+	while (p && *p) {
+		while (*p == ' ' || *p == ':')
+			p++;
+		const char *e = p;
+		while (*e && *e != ' ' && *e != ':')
+			e++;
+		size_t len = (size_t)(e - p), blen = strlen("liballocrr-rec.so");
+		if (len >= blen && memcmp(e - blen, "liballocrr-rec.so", blen) == 0 &&
+		    (len == blen || e[-(long)blen - 1] == '/') && len < sizeof shim_entry) {
+			memcpy(shim_entry, p, len);
+			shim_entry[len] = 0;
+			break;
+		}
+		p = e;
+	}
+}
+
+static const char *env_find(char *const *envp, const char *entry)
+{
+	size_t len = strcspn(entry, "=") + 1; /* "NAME=" */
+	for (char *const *ep = envp; ep && *ep; ep++)
+		if (strncmp(*ep, entry, len) == 0)
+			return *ep;
+	return NULL;
+}
+
+size_t rec_exec_env_slots(char *const *envp)
+{
+	size_t n = 0;
+	for (char *const *ep = envp; ep && *ep; ep++)
+		n++;
+	return n + ENV_SAVED_MAX + 2;
+}
+
+char *const *rec_exec_env(char *const *envp, char **out, size_t slots, char *pre, size_t precap)
+{
+	if (!rec_cfg.follow_exec || !shim_entry[0] || rec_tls.in_shim ||
+	    atomic_load(&rec_init_state) != 2)
+		return envp;
+	const char *have = env_find(envp, "LD_PRELOAD=");
+	int need_pre = !have || !strstr(have, shim_entry);
+	int missing = 0;
+	for (size_t i = 0; i < env_nsaved; i++)
+		missing += env_find(envp, env_saved_ptr[i]) == NULL;
+	if (!need_pre && !missing)
+		return envp; /* the usual case: nothing to add, nothing copied */
+	size_t n = 0;
+	if (need_pre) {
+		int w = snprintf(pre, precap, "LD_PRELOAD=%s%s%s", shim_entry, have ? " " : "",
+				 have ? have + sizeof "LD_PRELOAD" : "");
+		if (w < 0 || (size_t)w >= precap)
+			return envp; /* cannot say it whole: leave the program's choice */
+		out[n++] = pre;
+	}
+	for (char *const *ep = envp; ep && *ep && n + 1 < slots; ep++)
+		if (!need_pre || !have || *ep != have)
+			out[n++] = *ep;
+	for (size_t i = 0; i < env_nsaved && n + 1 < slots; i++)
+		if (!env_find(envp, env_saved_ptr[i]))
+			out[n++] = env_saved_ptr[i];
+	out[n] = NULL;
+	return out;
 }
 
 /* ---- constructor and destructor ----------------------------------------------------- */

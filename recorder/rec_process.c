@@ -102,6 +102,7 @@ static void open_statm(void)
 	statm_dev = st.st_dev;
 	statm_ino = st.st_ino;
 	statm_fd = fd;
+	rec_fd_own(&statm_fd, NULL, NULL);
 }
 
 /* A new trace of this process image starts now: the start sample. */

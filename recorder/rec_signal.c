@@ -14,9 +14,18 @@
  *   - ignore: the real SIG_IGN is installed, so nothing changes at all
  *     (also across exec, where an ignored signal stays ignored).
  *
+ * The signals are all those whose default action ends the process
+ * (fatal_sigs and the real-time ones), so a program killed by SIGPIPE in a
+ * pipeline, by SIGUSR1 or SIGALRM it never handles, leaves a complete trace.
+ * The stop signals and those ignored by default are left alone. A program
+ * can still see one difference: /proc/self/status lists these signals as
+ * caught (SigCgt) rather than default.
+ *
  * Invariants: errno is preserved across our handler; a synchronous fault
  * (SIGSEGV/SIGBUS/SIGFPE/SIGILL from the kernel) is re-raised by returning to
- * the faulting instruction with SIG_DFL installed.
+ * the faulting instruction with SIG_DFL installed; everything else
+ * (SIGTRAP from int3 and SIGSYS from seccomp included, which would not
+ * fault again) is re-raised with raise().
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,7 +37,12 @@
 
 #define AR_EXPORT __attribute__((visibility("default")))
 
-static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+/* Every signal whose default action ends the process (terminate or core):
+ * SIGPIPE matters most (a pipeline's reader goes away: `PROG | head`), the
+ * real-time signals are added at start-up. */
+static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+				 SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+				 SIGSYS, SIGTRAP, SIGSTKFLT, SIGPWR, SIGIO};
 static struct sigaction prog_act[NSIG]; /* what the program believes is installed */
 static unsigned char managed[NSIG];
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -99,8 +113,9 @@ void rec_signals_init(void)
 	resolve();
 	if (!real_sigaction)
 		return;
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof fatal_sigs[0]; i++) {
-		int sig = fatal_sigs[i];
+	size_t nfixed = sizeof fatal_sigs / sizeof fatal_sigs[0];
+	for (size_t i = 0; i < nfixed + (size_t)(SIGRTMAX - SIGRTMIN + 1); i++) {
+		int sig = i < nfixed ? fatal_sigs[i] : SIGRTMIN + (int)(i - nfixed);
 		struct sigaction cur;
 		if (real_sigaction(sig, NULL, &cur) != 0)
 			continue;

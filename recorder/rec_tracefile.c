@@ -170,21 +170,6 @@ static void expand(char *out, size_t cap, const char *pat)
 	out[n] = 0;
 }
 
-/* Keep the trace fd out of the way of programs that dup2() onto low
- * numbers (shells do): move it high. */
-int rec_move_fd_high(int fd)
-{
-	struct rlimit rl;
-	int want = 1000;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1100)
-		want = (int)rl.rlim_cur > 128 ? (int)rl.rlim_cur - 64 : 10;
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, want);
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
 static void manifest_add(const char *path)
 {
 	if (!rec_cfg.manifest[0])
@@ -211,8 +196,25 @@ static void name_trace(int i)
 			 (int)rec_pid, i);
 }
 
+/* rec_fds.c moved the trace out of a program's dup2 (writer lock held). */
+static void trace_fd_moved(int fd)
+{
+	if (writer)
+		ar_writer_set_fd(writer, fd);
+}
+
+/* No number is left to move the trace to: end it here, complete. */
+static void trace_fd_lost(void)
+{
+	rec_warn("no descriptor is left for the trace file %s (the program took every one up to its "
+		 "RLIMIT_NOFILE): the trace ends here with its footer; later heap calls are not recorded",
+		 trace_path);
+	rec_writer_finish("descriptors", 2000);
+}
+
 static void note_ours(int fd)
 {
+	rec_fd_own(&trace_fd, trace_fd_moved, trace_fd_lost);
 	struct stat st;
 	if (fstat(fd, &st) == 0) {
 		trace_dev = st.st_dev;
@@ -250,6 +252,16 @@ static int open_unnamed_first(void)
 	else
 		rec_strlcpy(dir, ".", sizeof dir);
 	struct stat st;
+	if (rec_cfg.output[0] && lstat(trace_path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* Never through a link: its target may be anyone's file (a
+		 * link planted in /tmp), and replacing the link silently is
+		 * not what -o asked either. allocrec refuses it before the
+		 * program starts; this is for a link made since. */
+		open_failed = 1;
+		rec_fail("cannot create trace %s: it is a symbolic link, and the recorder does not write through "
+			 "links (name the file itself, or remove the link)", trace_path);
+		return -1;
+	}
 	if (rec_cfg.output[0] && lstat(trace_path, &st) == 0 && !S_ISREG(st.st_mode))
 		return 1;
 	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -296,7 +308,10 @@ int rec_trace_open(void)
 	int fd = -1;
 	if (rec_cfg.output[0]) {
 		name_trace(0);
-		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		struct stat st; /* an existing regular file keeps its mode through O_TRUNC */
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600)
+			fchmod(fd, 0600);
 	} else {
 		/* A re-exec of the same program keeps its pid: never overwrite. */
 		for (int i = 0; i < 100; i++) {
@@ -308,7 +323,9 @@ int rec_trace_open(void)
 	}
 	if (fd < 0) {
 		open_failed = 1;
-		rec_fail("cannot create trace %s: %s", trace_path, strerror(errno));
+		rec_fail("cannot create trace %s: %s", trace_path,
+			 errno == ELOOP ? "it is a symbolic link, and the recorder does not write through links"
+					: strerror(errno));
 		return -1;
 	}
 	fd = rec_move_fd_high(fd);
@@ -338,6 +355,14 @@ static int fd_still_ours(void)
 	return fstat(trace_fd, &st) == 0 && st.st_dev == trace_dev && st.st_ino == trace_ino;
 }
 
+/* The close, close_range, closefrom and dup2 the program can call are
+ * interposed (rec_fds.c): what is left is a raw system call. */
+static void closed_under_us(void)
+{
+	rec_fail("the program closed the trace file %s behind the recorder's back (a raw close system call); "
+		 "the events so far are kept, the trace reads as truncated", trace_path);
+}
+
 static void write_error(int rc, const ar_error_t *err)
 {
 	rec_fail("cannot write trace %s: %s", trace_path,
@@ -359,7 +384,7 @@ void rec_trace_write(const rec_buf_t *b)
 		int rc = 0;
 		rec_process_write_start(); /* the file's first block, SPEC 6.8 */
 		if (!fd_still_ours()) {
-			rec_fail("the program closed the trace file %s", trace_path);
+			closed_under_us();
 		} else {
 			if (b->mb.len)
 				rc = ar_writer_write_meta(writer, &b->mb, &err);
@@ -376,7 +401,7 @@ void rec_trace_write_meta(const ar_metabuf_t *m)
 	if (!writer || atomic_load(&rec_state) == REC_STOPPED || !m->nrecords)
 		return;
 	if (!fd_still_ours()) {
-		rec_fail("the program closed the trace file %s", trace_path);
+		closed_under_us();
 		return;
 	}
 	ar_error_t err;

@@ -76,6 +76,21 @@ static void unlock(void)
 	atomic_store_explicit(&wlock, 0, memory_order_release);
 }
 
+int rec_writer_lock(int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms * 10; i++) {
+		if (try_lock())
+			return 1;
+		sleep_ns(100000);
+	}
+	return 0;
+}
+
+void rec_writer_unlock(void)
+{
+	unlock();
+}
+
 /* ---- writing (wlock held) ------------------------------------------------------------ */
 /* Write one buffer (wlock held). */
 static void write_buf(rec_buf_t *b)

@@ -346,6 +346,9 @@ void ar_writer_note_dropped(ar_writer_t *w, uint64_t n);
 void ar_writer_totals(const ar_writer_t *w, ar_footer_t *f);
 /* Bytes written to fd so far. */
 uint64_t ar_writer_bytes(const ar_writer_t *w);
+/* Write to fd from now on: the same open file under another number (the
+ * caller dup'ed it there, e.g. to get out of a program's dup2). */
+void ar_writer_set_fd(ar_writer_t *w, int fd);
 /* Write the footer (unless write_footer is 0: the trace then reads as
  * truncated, which is what a dying recorder wants) and free the writer. The
  * fd is not closed. */

@@ -185,6 +185,8 @@ void ar_writer_totals(const ar_writer_t *w, ar_footer_t *f) { *f = w->totals; }
 
 uint64_t ar_writer_bytes(const ar_writer_t *w) { return w->bytes; }
 
+void ar_writer_set_fd(ar_writer_t *w, int fd) { w->fd = fd; }
+
 int ar_writer_close(ar_writer_t *w, uint64_t end_time_ns, int write_footer, ar_error_t *err)
 {
 	int rc = 0;

@@ -74,7 +74,7 @@ for t in $TOOLS; do
 	fi
 	"$B/bin/$t" -h | cmp -s - h.out && ok "$t -h = --help" || fail "$t -h differs from --help"
 done
-for c in info dump stats stacks verify gen corpus scrub import; do
+for c in info dump stats stacks verify gen corpus scrub import tree; do
 	"$AT" $c --help >h.out 2>h.err && grep -q "^Usage: alloctrace $c" h.out && [ ! -s h.err ] &&
 		ok "alloctrace $c --help" || fail "alloctrace $c --help: $(head -n 1 h.out h.err)"
 done
@@ -115,7 +115,7 @@ names_once() {
 		fail "$1: want one line '$2: $3: ...' naming it once, got: $(head -n 3 e.err)"
 	fi
 }
-for c in info dump stats stacks verify; do
+for c in info dump stats stacks verify tree; do
 	rc=$(run e "$AT" $c README.md)
 	expect_eq "alloctrace $c README.md: exit" "$rc" 2
 	names_once "alloctrace $c README.md" alloctrace README.md
@@ -144,7 +144,7 @@ done
 for t in $TOOLS; do
 	usage_error "$t --bogus" 1 $t "$B/bin/$t" --bogus
 done
-for c in info dump stats stacks gen corpus scrub import; do
+for c in info dump stats stacks gen corpus scrub import tree; do
 	usage_error "alloctrace $c --bogus" 1 alloctrace "$AT" $c --bogus s1.zst
 done
 usage_error "alloctrace verify --bogus (verify: 2)" 2 alloctrace "$AT" verify --bogus s1.zst
