@@ -83,7 +83,9 @@ static int add_image(tree_t *t, const char *path, ar_reader_t *r)
 	*im = (image_t){.pid = h->pid, .ppid = h->ppid, .start_wall_ns = h->start_wall_ns,
 			.events = f ? f->events : ar_reader_event_count(r), .status = ar_reader_status(r),
 			.threads = ar_reader_thread_count(r)};
-	if (f) {
+	if (h->flags & AR_HDR_NO_TIMES) {
+		/* the source recorded no times: unknown, not 0 */
+	} else if (f) {
 		im->has_duration = 1, im->duration_ns = f->end_time_ns;
 	} else if (p && p->has_process && p->end_time_ns) {
 		im->has_duration = 1, im->duration_ns = p->end_time_ns;
@@ -248,7 +250,9 @@ static int build(tree_t *t)
 	if (!t->procs)
 		return -1;
 	for (size_t i = 0; i < t->nimg; i++) {
-		if (i && t->img[i].pid == t->img[i - 1].pid) {
+		/* pid 0: not a recorded process (a generated or imported trace):
+		 * each is a process of its own, never an exec chain */
+		if (i && t->img[i].pid && t->img[i].pid == t->img[i - 1].pid) {
 			t->procs[t->nprocs - 1].n++;
 			continue;
 		}
@@ -259,7 +263,7 @@ static int build(tree_t *t)
 		const image_t *ci = &t->img[pc->first];
 		for (size_t q = 0; q < t->nprocs; q++) {
 			proc_t *pq = &t->procs[q];
-			if (q == c || t->img[pq->first].pid != ci->ppid || !earlier(t, pq, pc))
+			if (q == c || !ci->ppid || t->img[pq->first].pid != ci->ppid || !earlier(t, pq, pc))
 				continue;
 			pc->parent = (long)q;
 			pc->from_image = pq->first;

@@ -159,11 +159,16 @@ expect_eq "not a trace in DIR: exit status 2" $? 2
 expect_eq "not a trace in DIR: the tree of the rest" "$(wc -l <h.txt)" 1
 expect_eq "not a trace in DIR: one message naming it" "$(grep -c '^alloctrace: hostile/\\x1b\[31mred.zst: ' err.txt)" 1
 LC_ALL=C grep -q $'\e' err.txt && fail "not a trace in DIR: raw ESC in the message" || ok "not a trace in DIR: escaped"
-# Synthetic traces (pid 0, ppid 0: its own parent) make no cycle.
+# Synthetic and imported traces (pid 0, ppid 0: no recorded process) make
+# no cycle and no exec chain: each is a process of its own; an import
+# without times has no duration (unknown, not 0).
 mkdir gen && "$AT" gen -q --ops 1000 S1 -o gen/a.zst && "$AT" gen -q --ops 1000 S2 -o gen/b.zst
+printf '1: malloc 0x10 8\n1: free 0x10\n' >mr.txt && "$AT" import -q --from memory_replay mr.txt -o gen/c.zst
 "$AT" tree gen >g.txt 2>err.txt
 expect_eq "pid 0 = ppid 0: exit status" $? 0
-expect_eq "pid 0 = ppid 0: one process, two images" "$(grep -c '^0 ' g.txt)" 2
+expect_eq "pid 0 = ppid 0: three processes of their own" "$(grep -c '^0 (ppid 0) ' g.txt)" 3
+expect_eq "pid 0: no exec chain" "$(grep -c ' exec ' g.txt)" 0
+expect_eq "untimed import: duration unknown" "$(grep -c 'gen/c.zst: 2 events, 1 threads, duration unknown' g.txt)" 1
 rc=$("$AT" tree empty-no-such >/dev/null 2>err.txt; echo $?)
 expect_eq "tree of a missing path: exit" "$rc" 2
 rc=$("$AT" tree >/dev/null 2>&1; echo $?)
