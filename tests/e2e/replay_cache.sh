@@ -169,10 +169,17 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
 	# Without HOME, as a user without a home directory (nobody's is
 	# /nonexistent): the per-user directory under TMPDIR.
 	chmod 755 "$T" && mkdir -m 1777 pub && cp a.zst pub/
+	# nobody may not reach the build tree (a checkout under a 0700
+	# directory, as mktemp -d makes): give it a copy of the tools it runs.
+	NAR=$AR
+	if ! setpriv --reuid="$nob" --regid="$(id -g nobody)" --clear-groups test -x "$AR"; then
+		mkdir -m 755 nb && cp -a "$B/bin" "$B/lib" nb/ && chmod -R a+rX nb
+		NAR=$T/nb/bin/allocreplay
+	fi
 	as_nobody() {
 		(cd pub && setpriv --reuid="$nob" --regid="$(id -g nobody)" --clear-groups \
 			env -u HOME -u XDG_CACHE_HOME -u ALLOCRR_CACHE_DIR TMPDIR="$T/pub" \
-			"$AR" a.zst -a glibc --repeat 1 --db n.db -q >../out.txt 2>../err.txt)
+			"$NAR" a.zst -a glibc --repeat 1 --db n.db -q >../out.txt 2>../err.txt)
 		rc=$?
 	}
 	mkdir -m 0700 "pub/allocrr-cache-$nob" # made first by another user (root)
