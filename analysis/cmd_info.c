@@ -40,6 +40,12 @@ static void json_figure(const char *key, int has, uint64_t v)
 		printf(",\"%s\":null", key);
 }
 
+/* SPEC 6.7: why a bounded recording stopped. */
+static const char *stop_name(uint64_t why)
+{
+	return why == AR_STOP_MAX_SIZE ? "max-size" : why == AR_STOP_DURATION ? "duration" : "unknown";
+}
+
 /* SPEC 6.8-6.10, for traces of format 1.1 and later: what the program ran
  * on and its RSS (keys absent for 1.0 traces, whose JSON is a contract:
  * tests/golden). */
@@ -227,6 +233,10 @@ int ar_info_run(const char *path, int json)
 		       s.events ? (double)bytes / (double)s.events : 0.0, ft ? ft->dropped_events : 0,
 		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
 		json_process(r);
+		if (ft && ft->stop_reason) { /* keys absent unless stopped: older JSON stays as it was */
+			printf(",\"stopped\":\"%s\",\"calls_after_stop\":%" PRIu64, stop_name(ft->stop_reason),
+			       ft->after_stop);
+		}
 		json_provenance(h);
 		if (st != AR_STATUS_COMPLETE) {
 			printf(",\"problem\":");
@@ -277,6 +287,9 @@ int ar_info_run(const char *path, int json)
 		       s.events ? (double)bytes / (double)s.events : 0.0);
 		if (ft && ft->dropped_events)
 			printf("dropped events    %" PRIu64 "\n", ft->dropped_events);
+		if (ft && ft->stop_reason) /* SPEC 6.7: a bounded recording, a window of the run */
+			printf("stopped           at its %s limit; %" PRIu64 " heap calls after it not recorded\n",
+			       stop_name(ft->stop_reason), ft->after_stop);
 		if (ar_reader_stack_count(r) || ar_reader_module_count(r))
 			printf("stacks            %u (modules %u)\n", ar_reader_stack_count(r), ar_reader_module_count(r));
 		if (st == AR_STATUS_COMPLETE)

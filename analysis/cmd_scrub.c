@@ -539,6 +539,8 @@ static int copy_trace(scrub_t *s, const ar_header_t *h, int fd, int *how)
 		const ar_footer_t *f = ar_reader_footer(s->r);
 		if (f)
 			ar_writer_note_dropped(s->w, f->dropped_events);
+		if (f && f->stop_reason) /* a bounded recording stays one (SPEC 6.7) */
+			ar_writer_note_stop(s->w, (unsigned)f->stop_reason, f->after_stop);
 		/* An input that is not whole gives an output that says so. */
 		rc = ar_writer_close(s->w, coarse(s, f ? f->end_time_ns : 0), *how == COPY_WHOLE, &s->err);
 		s->w = NULL;

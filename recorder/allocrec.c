@@ -2,7 +2,8 @@
  * allocrec — run a program with the recorder shim preloaded and report the
  * traces it wrote.
  *
- *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N] [-q] [--] PROG ARGS...
+ *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N]
+ *            [--max-size BYTES] [--duration S] [-q] [--] PROG ARGS...
  *
  * Exit status is PROG's (128+signal if it died of one; 127 if it could not
  * be found, 126 if it could not be run), so allocrec can stand in for PROG
@@ -47,6 +48,8 @@ typedef struct rec_opts {
 	const char *output; /* -o, NULL: the shim's default ./PROG.PID.zst */
 	const char *output_for; /* --output-for: -o is the first image so named, NULL: the first image */
 	int stacks, follow, level, quiet;
+	unsigned long long max_size;    /* --max-size in bytes, 0 = none */
+	unsigned long long duration_ns; /* --duration in ns, 0 = none */
 	char **prog;        /* PROG ARGS..., NULL-terminated */
 } rec_opts_t;
 
@@ -83,6 +86,16 @@ static void usage(void)
 	       "      --stacks[=N]    record call stacks, N frames deep (default 32, 1..%d)\n"
 	       "      --no-follow     do not record the programs PROG exec()s\n"
 	       "      --level=N       zstd level of the trace, 1..19 (default 3)\n"
+	       "      --max-size=BYTES\n"
+	       "                      stop recording once the trace holds BYTES (K, M, G\n"
+	       "                      suffixes, powers of 1024); the trace is closed complete\n"
+	       "                      and PROG runs on unrecorded; the file may pass BYTES by\n"
+	       "                      what the threads held at the stop (docs/RECORDER.md)\n"
+	       "      --duration=S    stop recording S seconds (a decimal number, e.g. 0.5)\n"
+	       "                      after the recorder started, the same way.\n"
+	       "                      Each image (PROG, every forked or exec'ed child) has its\n"
+	       "                      own limit; the heap calls made after a stop are counted\n"
+	       "                      in the trace's footer (alloctrace info: \"stopped\")\n"
 	       "  -q, --quiet         print neither the summary lines nor the next command\n"
 	       "  -h, --help          display this help and exit\n"
 	       "      --version       output version information and exit\n"
@@ -111,7 +124,22 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
-enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR };
+/* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
+ * -1 if s is not one. */
+static int parse_duration(const char *s, unsigned long long *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 366.0 * 86400.0 || s[0] == ' ')
+		return -1;
+	*ns = (unsigned long long)(v * 1e9);
+	if (*ns == 0)
+		return -1;
+	return 0;
+}
+
+enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
@@ -122,6 +150,7 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"level", required_argument, NULL, OPT_LEVEL},
 		{"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},   {"output-for", required_argument, NULL, OPT_OUTPUT_FOR},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE}, {"duration", required_argument, NULL, OPT_DURATION},
 		{NULL, 0, NULL, 0}};
 	*o = (rec_opts_t){.follow = 1, .level = 3};
 	int c;
@@ -149,6 +178,16 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		case OPT_LEVEL:
 			if (parse_int(optarg, 1, 19, &o->level) != 0)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
+			break;
+		case OPT_MAX_SIZE:
+			if (ar_cli_parse_size(optarg, &o->max_size) != 0 || o->max_size == 0)
+				return ar_cli_usage_error("--max-size takes a size in bytes above 0, with an optional K, M "
+							  "or G suffix (e.g. 64M), not '%s'", optarg);
+			break;
+		case OPT_DURATION:
+			if (parse_duration(optarg, &o->duration_ns) != 0)
+				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
+							  "or 30), not '%s'", optarg);
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -300,6 +339,18 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 	setenv("ALLOCRR_FOLLOW", o->follow ? "1" : "0", 1);
 	snprintf(num, sizeof num, "%d", o->level);
 	setenv("ALLOCRR_LEVEL", num, 1);
+	/* Limits unset unless asked: an ALLOCRR_MAX_SIZE from the caller's
+	 * environment must not bound a recording that did not ask. */
+	unsetenv("ALLOCRR_MAX_SIZE");
+	unsetenv("ALLOCRR_DURATION_NS");
+	if (o->max_size) {
+		snprintf(num, sizeof num, "%llu", o->max_size);
+		setenv("ALLOCRR_MAX_SIZE", num, 1);
+	}
+	if (o->duration_ns) {
+		snprintf(num, sizeof num, "%llu", o->duration_ns);
+		setenv("ALLOCRR_DURATION_NS", num, 1);
+	}
 	int mfd = mkstemp(manifest);
 	if (mfd < 0)
 		return ar_cli_error("/tmp", "cannot create the manifest file: %s", strerror(errno));
@@ -387,6 +438,10 @@ static int summarise(const char *path)
 	if (f && f->dropped_events)
 		fprintf(stderr, "%s: %s: %llu events could not be recorded\n", ar_cli_tool(), path,
 			(unsigned long long)f->dropped_events);
+	if (f && f->stop_reason)
+		fprintf(stderr, "%s: %s: stopped at its %s limit; %llu heap calls after that were not recorded\n",
+			ar_cli_tool(), path, f->stop_reason == AR_STOP_MAX_SIZE ? "--max-size" : "--duration",
+			(unsigned long long)f->after_stop);
 	ar_reader_close(r);
 	return 1;
 }

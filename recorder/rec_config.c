@@ -147,6 +147,22 @@ static void claim_output(void)
 		rec_strlcpy(rec_cfg.output, file, sizeof rec_cfg.output);
 }
 
+/* A whole unsigned decimal ALLOCRR_* value, 0 when unset or not a number
+ * (allocrec checked what the user typed; 0 means no limit). */
+static uint64_t env_u64(const char *name)
+{
+	const char *s = getenv(name);
+	uint64_t v = 0;
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	return v;
+}
+
 static void read_config(void)
 {
 	const char *s;
@@ -170,6 +186,8 @@ static void read_config(void)
 	rec_cfg.level = rec_getenv_int("ALLOCRR_LEVEL", 3);
 	int ms = rec_getenv_int("ALLOCRR_FLUSH_MS", 200);
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
+	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
+	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
 }
 
 void rec_config_read(void)

@@ -77,8 +77,10 @@ static inline rec_thread_t *begin(void)
 		return NULL;
 	}
 	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
-		if (atomic_load_explicit(&rec_init_state, memory_order_relaxed) != 0)
+		if (atomic_load_explicit(&rec_init_state, memory_order_relaxed) != 0) {
+			rec_note_unrecorded(); /* past a --max-size/--duration stop */
 			return NULL;
+		}
 		rec_init();
 		if (atomic_load(&rec_state) != REC_ON)
 			return NULL;

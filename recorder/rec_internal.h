@@ -50,6 +50,8 @@ typedef struct rec_config {
 	int follow_exec;      /* ALLOCRR_FOLLOW: 0 = do not record exec'ed images */
 	int level;            /* ALLOCRR_LEVEL: zstd level */
 	uint64_t flush_ns;    /* ALLOCRR_FLUSH_MS: age after which a buffer is written */
+	uint64_t max_size;    /* ALLOCRR_MAX_SIZE: stop once the trace holds this many bytes, 0 = no limit */
+	uint64_t duration_ns; /* ALLOCRR_DURATION_NS: stop this long after start-up, 0 = no limit */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
@@ -61,7 +63,7 @@ enum rec_state {
 	REC_OFF = 0,      /* not initialised yet, or disabled: pass through */
 	REC_ON = 1,       /* recording */
 	REC_CLOSING = 2,  /* the trace is being closed: new events are dropped */
-	REC_STOPPED = 3,  /* closed or failed: pass through for good */
+	REC_STOPPED = 3,  /* closed, failed or past a limit stop: pass through for good */
 };
 extern _Atomic int rec_state;
 extern pid_t rec_pid; /* the process the current trace belongs to */
@@ -72,6 +74,33 @@ static inline uint64_t rec_next_seq(void)
 {
 	return atomic_fetch_add_explicit(&rec_seq_counter, 1, memory_order_relaxed) + 1;
 }
+
+/* A bounded recording (--max-size, --duration) ended on purpose: the
+ * writer closed the trace through the ordinary close (footer written) and
+ * the program's heap calls pass straight through from then on, counted in
+ * rec_after_stop (begin() in rec_hooks.c, via rec_note_unrecorded). */
+enum rec_limit { REC_LIMIT_NONE = AR_STOP_NONE, REC_LIMIT_SIZE = AR_STOP_MAX_SIZE, REC_LIMIT_DURATION = AR_STOP_DURATION };
+extern _Atomic int rec_limit_stop;
+/* The count is striped by thread (the address of its TLS block, hashed):
+ * one shared counter would bounce its cache line between the program's
+ * threads on every call, the slowdown the stop is meant to end. */
+#define REC_AFTER_STRIPES 64
+typedef struct rec_stripe {
+	_Alignas(REC_CACHELINE) _Atomic uint64_t n;
+} rec_stripe_t;
+extern rec_stripe_t rec_after_stop[REC_AFTER_STRIPES];
+extern __thread struct rec_tls rec_tls __attribute__((tls_model("initial-exec")));
+static inline void rec_note_unrecorded(void)
+{
+	if (REC_UNLIKELY(atomic_load_explicit(&rec_limit_stop, memory_order_relaxed))) {
+		uint64_t h = ((uint64_t)(uintptr_t)&rec_tls >> 12) * 0x9E3779B97F4A7C15ull;
+		atomic_fetch_add_explicit(&rec_after_stop[h >> 58].n, 1, memory_order_relaxed);
+	}
+}
+/* When the image ends (exit, _exit, exec, a fatal signal), once: the heap
+ * calls it made after a limit stop go into the trace's footer (SPEC 6.7,
+ * rewritten in place; allocrec's summary says them). */
+void rec_limit_report(void);
 
 /* ---- clock ---------------------------------------------------------------- */
 extern uint64_t rec_start_mono_ns;
@@ -218,12 +247,20 @@ void rec_trace_header_fill(void);
 int rec_trace_open(void);
 /* Whether a trace is open. */
 int rec_trace_is_open(void);
+/* Bytes written to the open trace so far (0 when none is open). */
+uint64_t rec_trace_bytes(void);
+/* The open trace's path ("" before it was named). */
+const char *rec_trace_path(void);
 /* Write a buffer's metadata then events, opening the file first if needed;
  * does nothing once recording stopped; a failure calls rec_fail. */
 void rec_trace_write(const rec_buf_t *b);
 /* Write the thread names in m, the dropped count and the footer (only when
  * busy is 0 and nothing failed), then close the file. */
 void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
+/* After a limit stop the footer is written but the file kept open
+ * (rec_trace_close): this rewrites the footer with the calls made since
+ * and closes the file. */
+void rec_trace_finish_stopped(uint64_t after_stop);
 /* Fork child: close the parent's file here and forget it. */
 void rec_trace_forget(void);
 /* Write one metadata block if the trace is open (a failure calls rec_fail). */

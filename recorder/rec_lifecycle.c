@@ -254,6 +254,7 @@ __attribute__((constructor)) static void rec_ctor(void)
 
 __attribute__((destructor)) static void rec_dtor(void)
 {
+	rec_limit_report(); /* a bounded recording that ended early: what came after */
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid)
 		return;
 	int saved = rec_tls.in_shim;
@@ -297,7 +298,10 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
-	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING)
+	/* A parent past its --max-size/--duration still has children
+	 * recorded: each image's trace has its own limit. */
+	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING &&
+	    !atomic_load(&rec_limit_stop))
 		return;
 	int saved = rec_tls.in_shim;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
@@ -312,6 +316,8 @@ static void atfork_child(void)
 int rec_close_before(const char *why)
 {
 	/* In a vfork child (or raw clone) we share the parent's memory: hands off. */
+	if (!rec_tls.in_shim && rec_getpid() == rec_pid && atomic_load(&rec_state) == REC_STOPPED)
+		rec_limit_report(); /* this image ends (or execs) past its limit */
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid || rec_tls.in_shim)
 		return 0;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;

@@ -36,6 +36,10 @@ static dev_t trace_dev;
 static ino_t trace_ino;
 static ar_writer_t *writer;
 static int open_failed;
+/* A bounded recording's writer after its stop (footer written, file still
+ * open): the footer is rewritten with the calls made after the stop when
+ * the image ends (rec_trace_finish_stopped). */
+static ar_writer_t *kept;
 
 /* ---- warnings and SIGXFSZ ----------------------------------------------------------- */
 /* Writes made on a program thread (the header at start-up; all writes when
@@ -201,6 +205,8 @@ static void trace_fd_moved(int fd)
 {
 	if (writer)
 		ar_writer_set_fd(writer, fd);
+	if (kept)
+		ar_writer_set_fd(kept, fd);
 }
 
 /* No number is left to move the trace to: end it here, complete. */
@@ -375,6 +381,16 @@ int rec_trace_is_open(void)
 	return writer != NULL;
 }
 
+uint64_t rec_trace_bytes(void)
+{
+	return writer ? ar_writer_bytes(writer) : 0;
+}
+
+const char *rec_trace_path(void)
+{
+	return trace_path;
+}
+
 void rec_trace_write(const rec_buf_t *b)
 {
 	if (!writer && atomic_load(&rec_state) != REC_STOPPED)
@@ -436,6 +452,19 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 	ar_writer_note_dropped(writer, dropped);
 	if (footer && !fd_still_ours())
 		footer = 0;
+	int why = atomic_load(&rec_limit_stop);
+	if (footer && why) {
+		/* A limit stop: complete now, the count of later calls to come. */
+		ar_writer_note_stop(writer, (unsigned)why, 0);
+		int rc = ar_writer_write_footer(writer, rec_time_ns(), &err);
+		if (rc == 0) {
+			kept = writer;
+			writer = NULL;
+			return;
+		}
+		write_error(rc, &err);
+		footer = 0;
+	}
 	int rc = ar_writer_close(writer, rec_time_ns(), footer, &err);
 	if (rc != 0 && footer)
 		write_error(rc, &err);
@@ -444,8 +473,26 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 	trace_fd = -1;
 }
 
+void rec_trace_finish_stopped(uint64_t after_stop)
+{
+	if (!kept)
+		return;
+	ar_error_t err;
+	if (fd_still_ours()) {
+		ar_writer_note_stop(kept, (unsigned)atomic_load(&rec_limit_stop), after_stop);
+		if (ar_writer_rewrite_footer(kept, &err) != 0)
+			rec_warn("cannot store the count of calls after the stop in %s (%s): its footer says 0",
+				 trace_path, err.sys_errno ? strerror(err.sys_errno) : err.msg);
+	}
+	ar_writer_close(kept, 0, 0, &err);
+	kept = NULL;
+	close(trace_fd);
+	trace_fd = -1;
+}
+
 void rec_trace_forget(void)
 {
+	kept = NULL; /* the parent's, whose footer is the parent's to rewrite */
 	if (trace_fd >= 0)
 		close(trace_fd);
 	trace_fd = -1;

@@ -52,6 +52,14 @@ static _Atomic int close_req;
 static _Atomic int closed;
 static _Atomic int writer_starting;
 
+_Atomic int rec_limit_stop;
+rec_stripe_t rec_after_stop[REC_AFTER_STRIPES];
+/* rec_dropped_global when a limit stop began: calls counted there later
+ * were made after the stop (rec_record found the state closing), so they
+ * join rec_after_stop rather than the footer's dropped events. */
+static uint64_t limit_dropped_base;
+static _Atomic int limit_reported;
+
 /* ---- helpers ------------------------------------------------------------------ */
 /* Sleeps the whole time even when signals arrive: the bounded waits below
  * count their sleeps, and a program with a 10 kHz timer would otherwise cut
@@ -92,11 +100,20 @@ void rec_writer_unlock(void)
 }
 
 /* ---- writing (wlock held) ------------------------------------------------------------ */
-/* Write one buffer (wlock held). */
+/* --max-size reached (wlock holder): the close began at that block. */
+static int size_reached;
+static int limit_begin(int why);
+
+/* Write one buffer (wlock held). The block that brings the file to
+ * --max-size starts the close there and then (REC_CLOSING: no thread
+ * appends from that moment), so what the file gains afterwards is what
+ * the threads held at that instant. */
 static void write_buf(rec_buf_t *b)
 {
 	rec_trace_write(b);
 	rec_buf_give_back(b);
+	if (rec_cfg.max_size && !size_reached && rec_tls.is_writer && rec_trace_bytes() >= rec_cfg.max_size)
+		size_reached = limit_begin(REC_LIMIT_SIZE);
 }
 
 /* Write everything submitted so far, oldest first (wlock held). */
@@ -138,7 +155,7 @@ static void steal_all(uint64_t min_age_ns)
 	merge_new_threads();
 	uint64_t now = rec_time_ns() + 1;
 	rec_thread_t **pp = &threads;
-	while (*pp) {
+	while (*pp && !size_reached) {
 		rec_thread_t *t = *pp;
 		uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
 		rec_buf_t *b;
@@ -215,7 +232,7 @@ static void do_close(void)
 	static uint8_t mdata[REC_METABUF_CAP];
 	ar_metabuf_t m;
 	ar_metabuf_reset(&m, mdata, sizeof mdata);
-	uint64_t dropped = atomic_load(&rec_dropped_global);
+	uint64_t dropped = atomic_load(&rec_limit_stop) ? limit_dropped_base : atomic_load(&rec_dropped_global);
 	for (rec_thread_t *t = threads; t; t = t->all_next) {
 		dropped += t->dropped;
 		if (!t->exited) {
@@ -228,6 +245,56 @@ static void do_close(void)
 out:
 	atomic_store(&rec_state, REC_STOPPED);
 	atomic_store(&closed, 1);
+}
+
+/* ---- bounded recordings (--max-size, --duration) ---------------------------------------- */
+/* The limit this trace reached, or REC_LIMIT_NONE (writer thread, wlock
+ * held). --max-size is checked after every block written (write_buf),
+ * --duration every round: the writer's sleep ends at the deadline. */
+static int limit_reached(uint64_t now_ns)
+{
+	if (size_reached)
+		return REC_LIMIT_SIZE;
+	if (rec_cfg.duration_ns && now_ns >= rec_cfg.duration_ns && limit_begin(REC_LIMIT_DURATION))
+		return REC_LIMIT_DURATION;
+	return REC_LIMIT_NONE;
+}
+
+/* Begin a stop on purpose (wlock held, writer thread): REC_CLOSING as the
+ * ordinary close sets it, calls counted as after the stop from here
+ * (begin() in rec_hooks.c, and rec_record's own count of calls that found
+ * the state closing, whose count from now on is ours). 0 when a close was
+ * under way already (an exit, an exec): that close is the ordinary one. */
+static int limit_begin(int why)
+{
+	atomic_store(&rec_limit_stop, why); /* before CLOSING: begin() counts from here */
+	int expect = REC_ON;
+	if (!atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING)) {
+		atomic_store(&rec_limit_stop, REC_LIMIT_NONE);
+		return 0;
+	}
+	limit_dropped_base = atomic_load(&rec_dropped_global);
+	return 1;
+}
+
+void rec_limit_report(void)
+{
+	int why = atomic_load(&rec_limit_stop);
+	if (!why || rec_getpid() != rec_pid || atomic_exchange(&limit_reported, 1))
+		return;
+	uint64_t after = atomic_load(&rec_dropped_global) - limit_dropped_base;
+	for (int i = 0; i < REC_AFTER_STRIPES; i++)
+		after += atomic_load(&rec_after_stop[i].n);
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	if (rec_writer_lock(2000)) {
+		rec_xfsz_guard_t g;
+		rec_xfsz_block(&g);
+		rec_trace_finish_stopped(after);
+		rec_xfsz_restore(&g);
+		rec_writer_unlock();
+	}
+	rec_tls.in_shim = saved;
 }
 
 /* ---- the writer thread ---------------------------------------------------------------- */
@@ -257,14 +324,26 @@ static void *writer_main(void *arg)
 		}
 		drain_queue();
 		uint64_t now = rec_time_ns();
+		if (limit_reached(now)) {
+			do_close(); /* the ordinary final close, footer and all */
+			unlock();
+			break;
+		}
 		if (now - last_scan >= tick) {
 			rec_clock_refit();
 			steal_all(rec_cfg.flush_ns);
 			last_scan = now;
+			if (size_reached) {
+				do_close();
+				unlock();
+				break;
+			}
 		}
 		/* RSS samples (SPEC 6.9): the wake-up waits for the next one. */
 		uint64_t due = rec_process_tick(now);
 		wait = due < tick ? due : tick;
+		if (rec_cfg.duration_ns && rec_cfg.duration_ns - now < wait)
+			wait = rec_cfg.duration_ns - now; /* now < duration_ns: limit_reached said so */
 		unlock();
 		if (atomic_load(&rec_state) == REC_STOPPED)
 			break; /* a write failed: nothing more to do */
@@ -365,6 +444,8 @@ void rec_writer_finish(const char *why, int timeout_ms)
 		return;
 	int expect = REC_ON;
 	if (!atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING)) {
+		if (expect == REC_STOPPED)
+			rec_limit_report(); /* past a limit stop: the image ends (a signal) */
 		if (expect == REC_CLOSING) /* someone else is closing: let them finish */
 			for (int i = 0; i < timeout_ms && !atomic_load(&closed); i++)
 				sleep_ns(1000000);
@@ -435,6 +516,12 @@ void rec_writer_reset_child(void)
 	atomic_store(&rec_writer_running, 0);
 	atomic_store(&writer_starting, 0);
 	atomic_store(&rec_dropped_global, 0);
+	atomic_store(&rec_limit_stop, REC_LIMIT_NONE); /* a new image: a new limit */
+	for (int i = 0; i < REC_AFTER_STRIPES; i++)
+		atomic_store(&rec_after_stop[i].n, 0);
+	atomic_store(&limit_reported, 0);
+	limit_dropped_base = 0;
+	size_reached = 0;
 	atomic_store(&rec_seq_counter, 0);
 	rec_cfg.output[0] = 0; /* -o names the first process only */
 	rec_pid = rec_getpid();

@@ -127,6 +127,7 @@ class Trace:
         self.blocks = 0           # (descriptor, block) pairs read
         self.threads = {}         # thread index -> last_seq of its last events block
         self.footer = False
+        self.stop = None          # SPEC 6.7 since 1.2: (stop reason, calls after the stop)
         self.good_end = 0         # file offset after the last fully valid frame
         self.allocator = None     # SPEC 6.8: (path, soname, version), the last one
         self.rss = []             # SPEC 6.9: (time ns, seq, rss bytes), file order
@@ -343,6 +344,8 @@ def parse_meta_record(tr, rtype, c, blocks_before):
         f = [c.varint() for _ in range(6)]
         for _ in range(c.varint()):
             c.varint()
+        if c.left():  # since 1.2, a bounded recording: stop reason, calls after the stop
+            tr.stop = (c.varint(), c.varint())
         # SPEC 6.7: only events and blocks MUST agree with the file.
         if (f[0], f[2]) != (len(tr.events), blocks_before):
             c.bad("footer says %d events in %d blocks, file has %d in %d"
@@ -525,6 +528,9 @@ def process_json(tr):
                 "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes")
         out["process"] = dict(zip(keys, tr.process))
     out["rss_samples"] = len(tr.rss)
+    if tr.stop:  # SPEC 6.7, a bounded recording
+        out["stopped"] = {1: "max-size", 2: "duration"}.get(tr.stop[0], "reason %d" % tr.stop[0])
+        out["calls_after_stop"] = tr.stop[1]
     if tr.minor >= 2:  # SPEC 3.1, named as `alloctrace info --json` names them
         out["source_format"] = tr.source_format.decode("utf-8", "replace") or None
         out["scrub_note"] = tr.scrub_note.decode("utf-8", "replace") if tr.flags & 4 else None

@@ -254,7 +254,13 @@ typedef struct ar_footer {
 	uint64_t end_time_ns;
 	uint64_t dropped_events; /* events the recorder had to give up on */
 	uint64_t events_by_op[AR_OP_LIMIT];
+	/* Since 1.2 (SPEC 6.7), only in the footer of a bounded recording:
+	 * why it stopped before the program ended, and the heap calls the
+	 * program made after that (not recorded: outside the window). */
+	uint64_t stop_reason; /* AR_STOP_NONE, AR_STOP_MAX_SIZE, AR_STOP_DURATION */
+	uint64_t after_stop;
 } ar_footer_t;
+enum { AR_STOP_NONE = 0, AR_STOP_MAX_SIZE = 1, AR_STOP_DURATION = 2 };
 
 /* ---- writer: memory supplied by the caller ------------------------------- */
 /* Same shape as zstd's ZSTD_customMem, which it is handed to. */
@@ -349,6 +355,19 @@ uint64_t ar_writer_bytes(const ar_writer_t *w);
 /* Write to fd from now on: the same open file under another number (the
  * caller dup'ed it there, e.g. to get out of a program's dup2). */
 void ar_writer_set_fd(ar_writer_t *w, int fd);
+/* A bounded recording stopped on purpose (SPEC 6.7): why (AR_STOP_*) and
+ * the heap calls made since; the footer then carries both. */
+void ar_writer_note_stop(ar_writer_t *w, unsigned why, uint64_t after_stop);
+/* Write the footer now and keep the writer, so that
+ * ar_writer_rewrite_footer can replace it with later figures (the calls a
+ * bounded recording saw after its stop). Free it with ar_writer_close(w,
+ * 0, 0, err). */
+int ar_writer_write_footer(ar_writer_t *w, uint64_t end_time_ns, ar_error_t *err);
+/* Replace the footer ar_writer_write_footer wrote (still the file's last
+ * block) with one holding the totals now: written over it in place, the
+ * file cut where the new one ends. fd must be seekable (a regular file);
+ * on failure the old footer stays. */
+int ar_writer_rewrite_footer(ar_writer_t *w, ar_error_t *err);
 /* Write the footer (unless write_footer is 0: the trace then reads as
  * truncated, which is what a dying recorder wants) and free the writer. The
  * fd is not closed. */

@@ -360,6 +360,10 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 				if (i < AR_OP_LIMIT)
 					f.events_by_op[i] = v;
 			}
+			if (!m.bad && m.p < m.end) { /* since 1.2: a bounded recording's stop */
+				f.stop_reason = mvar(&m);
+				f.after_stop = mvar(&m);
+			}
 			if (!m.bad) {
 				r->footer = f;
 				r->has_footer = 1;

@@ -30,6 +30,8 @@ struct ar_writer {
 	size_t out_cap;
 	uint64_t bytes;
 	ar_footer_t totals;
+	uint64_t footer_off; /* where ar_writer_write_footer put it */
+	int footer_done;
 };
 
 static void *default_alloc(void *opaque, size_t n)
@@ -187,33 +189,89 @@ uint64_t ar_writer_bytes(const ar_writer_t *w) { return w->bytes; }
 
 void ar_writer_set_fd(ar_writer_t *w, int fd) { w->fd = fd; }
 
+void ar_writer_note_stop(ar_writer_t *w, unsigned why, uint64_t after_stop)
+{
+	w->totals.stop_reason = why;
+	w->totals.after_stop = after_stop;
+}
+
+/* The FOOTER record's block (SPEC 6.7). */
+static int put_footer(ar_writer_t *w, ar_error_t *err)
+{
+	/* SPEC 6.7: the footer counts the blocks before its own. */
+	ar_footer_t *t = &w->totals;
+	uint8_t body[18 * 10 + AR_OP_LIMIT * 10], *p = body;
+	p = ar_put_varint(p, t->events);
+	p = ar_put_varint(p, t->threads);
+	p = ar_put_varint(p, t->blocks);
+	p = ar_put_varint(p, t->last_seq);
+	p = ar_put_varint(p, t->end_time_ns);
+	p = ar_put_varint(p, t->dropped_events);
+	p = ar_put_varint(p, AR_OP_LIMIT);
+	for (unsigned op = 0; op < AR_OP_LIMIT; op++)
+		p = ar_put_varint(p, t->events_by_op[op]);
+	if (t->stop_reason) { /* since 1.2; absent: the recording was not stopped */
+		p = ar_put_varint(p, t->stop_reason);
+		p = ar_put_varint(p, t->after_stop);
+	}
+	uint8_t rec[sizeof body + 16];
+	ar_metabuf_t m;
+	ar_metabuf_reset(&m, rec, sizeof rec);
+	uint8_t *q = rec;
+	q = ar_put_varint(q, AR_REC_FOOTER);
+	q = ar_put_varint(q, (uint64_t)(p - body));
+	memcpy(q, body, (size_t)(p - body));
+	m.len = (size_t)(q - rec) + (size_t)(p - body);
+	m.nrecords = 1;
+	return ar_writer_write_meta(w, &m, err);
+}
+
+int ar_writer_write_footer(ar_writer_t *w, uint64_t end_time_ns, ar_error_t *err)
+{
+	if (w->broken)
+		return ar_set_error(err, AR_EIO, w->bytes, "an earlier write failed; trace closed");
+	w->totals.end_time_ns = end_time_ns;
+	w->footer_off = w->bytes;
+	int rc = put_footer(w, err);
+	w->footer_done = rc == 0;
+	return rc;
+}
+
+int ar_writer_rewrite_footer(ar_writer_t *w, ar_error_t *err)
+{
+	if (!w->footer_done || w->broken)
+		return ar_set_error(err, AR_EIO, w->bytes, "no footer to rewrite");
+	uint64_t old_end = w->bytes;
+	if (lseek(w->fd, (off_t)w->footer_off, SEEK_SET) < 0) {
+		int e = errno;
+		lseek(w->fd, (off_t)old_end, SEEK_SET);
+		ar_set_error(err, AR_EIO, w->footer_off, "cannot seek back to the footer: %s", strerror(e));
+		if (err)
+			err->sys_errno = e;
+		return AR_EIO;
+	}
+	/* Written over the old one, never cut first: a crash leaves one
+	 * footer or the other, and at worst (a shorter new footer) stray
+	 * bytes after it until the cut below. */
+	w->bytes = w->footer_off;
+	w->totals.blocks--;
+	int rc = put_footer(w, err);
+	if (rc == 0 && w->bytes < old_end && ftruncate(w->fd, (off_t)w->bytes) != 0) {
+		int e = errno;
+		ar_set_error(err, AR_EIO, w->bytes, "cannot cut the file after the footer: %s", strerror(e));
+		if (err)
+			err->sys_errno = e;
+		rc = AR_EIO;
+	}
+	return rc;
+}
+
 int ar_writer_close(ar_writer_t *w, uint64_t end_time_ns, int write_footer, ar_error_t *err)
 {
 	int rc = 0;
 	if (write_footer && !w->broken) {
-		/* SPEC 6.7: the footer counts the blocks before its own. */
-		ar_footer_t *t = &w->totals;
-		t->end_time_ns = end_time_ns;
-		uint8_t body[16 * 10 + AR_OP_LIMIT * 10], *p = body;
-		p = ar_put_varint(p, t->events);
-		p = ar_put_varint(p, t->threads);
-		p = ar_put_varint(p, t->blocks);
-		p = ar_put_varint(p, t->last_seq);
-		p = ar_put_varint(p, t->end_time_ns);
-		p = ar_put_varint(p, t->dropped_events);
-		p = ar_put_varint(p, AR_OP_LIMIT);
-		for (unsigned op = 0; op < AR_OP_LIMIT; op++)
-			p = ar_put_varint(p, t->events_by_op[op]);
-		uint8_t rec[sizeof body + 16];
-		ar_metabuf_t m;
-		ar_metabuf_reset(&m, rec, sizeof rec);
-		uint8_t *q = rec;
-		q = ar_put_varint(q, AR_REC_FOOTER);
-		q = ar_put_varint(q, (uint64_t)(p - body));
-		memcpy(q, body, (size_t)(p - body));
-		m.len = (size_t)(q - rec) + (size_t)(p - body);
-		m.nrecords = 1;
-		rc = ar_writer_write_meta(w, &m, err);
+		w->totals.end_time_ns = end_time_ns;
+		rc = put_footer(w, err);
 	}
 	free_writer(w);
 	return rc;
