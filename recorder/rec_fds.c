@@ -248,34 +248,31 @@ AR_EXPORT void closefrom(int lowfd)
 	errno = saved;
 }
 
+/* dup2/dup3 as the program would see them without the recorder: from ours
+ * is EBADF (-1), onto ours moves ours aside first. Returns 0 to go on. */
+static int before_dup(int oldfd, int newfd)
+{
+	REAL(close);
+	if (rec_tls.in_shim)
+		return 0;
+	int i;
+	if (owner_of(oldfd) >= 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (oldfd != newfd && (i = owner_of(newfd)) >= 0)
+		move_aside(i, real_close);
+	return 0;
+}
+
 AR_EXPORT int dup2(int oldfd, int newfd)
 {
 	REAL(dup2);
-	REAL(close);
-	if (!rec_tls.in_shim) {
-		int i;
-		if (owner_of(oldfd) >= 0) {
-			errno = EBADF;
-			return -1;
-		}
-		if (oldfd != newfd && (i = owner_of(newfd)) >= 0)
-			move_aside(i, real_close);
-	}
-	return real_dup2(oldfd, newfd);
+	return before_dup(oldfd, newfd) ? -1 : real_dup2(oldfd, newfd);
 }
 
 AR_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	REAL(dup3);
-	REAL(close);
-	if (!rec_tls.in_shim) {
-		int i;
-		if (owner_of(oldfd) >= 0) {
-			errno = EBADF;
-			return -1;
-		}
-		if (oldfd != newfd && (i = owner_of(newfd)) >= 0)
-			move_aside(i, real_close);
-	}
-	return real_dup3(oldfd, newfd, flags);
+	return before_dup(oldfd, newfd) ? -1 : real_dup3(oldfd, newfd, flags);
 }
