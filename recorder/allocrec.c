@@ -488,18 +488,6 @@ static void print_next(const rec_traces_t *t)
 	fputs(")\n", stderr);
 }
 
-/* The summary lines and the next command, unless -q. */
-static void report(const rec_opts_t *o, const char *manifest)
-{
-	if (o->quiet)
-		return;
-	static rec_traces_t t; /* 64 paths: too big for the stack */
-	read_manifest(manifest, &t);
-	for (int i = 0; i < t.n; i++)
-		t.readable[i] = summarise(t.path[i]);
-	print_next(&t);
-}
-
 /* Does path match the -o pattern pat, whose %p stands for a pid? */
 static int is_output(const char *path, const char *pat)
 {
@@ -555,6 +543,26 @@ static void list_images(const rec_traces_t *t)
 		fputc('\n', stderr);
 		ar_reader_close(r);
 	}
+}
+
+/* The summary lines and the next command, unless -q. With --output-for,
+ * the next command names -o's trace, the image the user asked for, not
+ * the wrapper that ran first. */
+static void report(const rec_opts_t *o, const char *manifest)
+{
+	if (o->quiet)
+		return;
+	static rec_traces_t t, chosen; /* 64 paths: too big for the stack */
+	read_manifest(manifest, &t);
+	for (int i = 0; i < t.n; i++)
+		t.readable[i] = summarise(t.path[i]);
+	if (o->output_for &&
+	    find_output(manifest, getenv("ALLOCRR_OUTPUT_FOR_FILE"), chosen.path[0], sizeof chosen.path[0]) == 0) {
+		chosen.n = chosen.readable[0] = 1;
+		print_next(&chosen);
+		return;
+	}
+	print_next(&t);
 }
 
 /* --output-for: which image -o's trace holds, or why it does not exist

@@ -39,6 +39,8 @@ for t in chain/*.zst; do [ "$(verify_rc $t)" = 0 ] || fail "chain: $t does not v
 expect_eq "chain: no wrapper holds the malloc of 4321" "$(count $sh 4321)$(count $envt 4321)" 00
 grep -q "^allocrec: $W/chain/out.zst is the trace of the first image named 'rec_fork' (pid $pid): $P/rec_fork fork;" \
 	err.txt && ok "chain: the summary says which image -o holds" || fail "chain: summary: $(cat err.txt)"
+grep -q "^allocrec: next: allocreplay $W/chain/out.zst --all   (or: alloctrace stats $W/chain/out.zst)$" err.txt &&
+	ok "chain: the next command names -o's trace, not the wrapper's" || fail "chain: next: $(grep 'next:' err.txt)"
 
 # A glob, and the executable's name when argv[0] differs (python3 runs
 # python3.11): argv[0] "alias" but the image is rec_fork.
