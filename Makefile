@@ -53,17 +53,21 @@ endif
 #   BUILD_DEBS  what `make` needs to build the tools (compiler, libraries).
 #   RUN_DEBS    what the tools need to do their job: the allocators replay
 #               compares (jemalloc, tcmalloc, mimalloc), valgrind for
-#               `--counters sim`, zstd and sqlite3 for users' own questions.
+#               `--counters sim`, zstd and sqlite3 for users' own questions,
+#               gdb for `allocrec -p PID` (it injects the recorder).
 #               `make demo` and `make test` install them.
 #   TEST_DEBS   what `make test`, `make fuzz` and `make install-check` need:
 #               clang and its fuzzer runtime, a real browser (HTML report),
 #               perl, python3-zstandard (the spec's second reader), xz and
 #               GNU time (programs the tests run), help2man and man-db (man
-#               pages), lcov (make coverage).
+#               pages), lcov (make coverage), strace (a tracer attach must
+#               refuse to share with), redis-server and redis-tools (a real
+#               jemalloc-linked server: its allocator is identified, and
+#               `make bench-attach` records it under redis-benchmark).
 #   BENCH_DEBS  what `make bench*` adds (hyperfine).
 BUILD_DEBS := build-essential pkg-config libzstd-dev libunwind-dev libdw-dev libsqlite3-dev libssl-dev
-RUN_DEBS := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 valgrind zstd sqlite3
-TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db lcov
+RUN_DEBS := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 valgrind zstd sqlite3 gdb
+TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db lcov strace redis-server redis-tools
 BENCH_DEBS := hyperfine
 DEPS_STAMP := build/.deps-ok
 RUN_DEPS_STAMP := build/.run-deps-ok

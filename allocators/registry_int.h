@@ -51,4 +51,10 @@ typedef struct ar_reg_identity {
  */
 int ar_reg_malloc_identity(const void *malloc_fn, ar_reg_identity_t *id);
 
+/* Symbol name of the object holding malloc_fn, as the program's own
+ * lookups find it (dlsym(RTLD_DEFAULT) lands in that object), or NULL.
+ * Never makes a dlsym that fails (its message would be allocated with the
+ * program's malloc: the recorder reads allocator statistics this way). */
+void *ar_reg_malloc_symbol(const void *malloc_fn, const char *name);
+
 #endif

@@ -305,6 +305,19 @@ static void allocator_version(const elf_file_t *elf, const void *base, char *out
 	}
 }
 
+void *ar_reg_malloc_symbol(const void *malloc_fn, const char *name)
+{
+	Dl_info info;
+	char path[512];
+	elf_file_t elf;
+	if (ar_reg_object_of(malloc_fn, path, sizeof path) != 0 || !dladdr(malloc_fn, &info) || !info.dli_fbase ||
+	    elf_open(path, &elf) != 0)
+		return NULL;
+	void *sym = sym_in(&elf, name, info.dli_fbase);
+	elf_close(&elf);
+	return sym;
+}
+
 int ar_reg_malloc_identity(const void *malloc_fn, ar_reg_identity_t *id)
 {
 	Dl_info info;

@@ -75,6 +75,15 @@ int ar_verify_run(const char *path); /* 0 ok, 1 truncated but readable, 2 corrup
 int ar_verify_files(int n, char **paths); /* the worst of ar_verify_run over paths */
 int ar_stats_run(const char *path, int json, int top, int symbolize);
 int ar_stacks_run(const char *path, int symbolize);
+/* A window trace (AR_HDR_WINDOW, SPEC 6.11), for info and stats
+ * (cmd_info.c): how it began, the pre-existing blocks found (blocks, bytes:
+ * ar_livemap_t's) and the heap at its start. Text: lines, nothing for
+ * other traces. JSON: ",\"window\":{...}" or ",\"window\":null" (a 1.3 or
+ * later trace), nothing for older ones. */
+void ar_window_text(const ar_reader_t *r, uint64_t pre_blocks, uint64_t pre_bytes);
+void ar_window_json(const ar_reader_t *r, uint64_t pre_blocks, uint64_t pre_bytes);
+/* "attach", "start", "rotate" for a WINDOW record's reason; NULL for a value SPEC 6.11 reserves. */
+const char *ar_window_reason(uint32_t why);
 
 /*
  * A trace file a subcommand writes (cmd_output.c): the data goes to a new

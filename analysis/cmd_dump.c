@@ -62,6 +62,11 @@ static void print_event(FILE *out, const ar_reader_t *r, const ar_event_t *e, in
 	}
 	if (h->ops[e->op].fields & AR_F_RESULT)
 		fprintf(out, " = 0x%" PRIx64, e->result);
+	/* SPEC 9, since 1.3: a window trace's free or realloc says the size of
+	 * the block it ends, with or without --extra (a key=value field, after
+	 * the fixed ones: a reader of the fixed fields is not disturbed). */
+	if (e->old_size)
+		fprintf(out, " old_size=%" PRIu64, e->old_size);
 	if (extra) {
 		fprintf(out, " t=%" PRIu64, e->time_ns);
 		if (e->seq2)

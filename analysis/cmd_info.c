@@ -43,7 +43,14 @@ static void json_figure(const char *key, int has, uint64_t v)
 /* SPEC 6.7: why a bounded recording stopped. */
 static const char *stop_name(uint64_t why)
 {
-	return why == AR_STOP_MAX_SIZE ? "max-size" : why == AR_STOP_DURATION ? "duration" : "unknown";
+	switch (why) {
+	case AR_STOP_MAX_SIZE: return "max-size";
+	case AR_STOP_DURATION: return "duration";
+	case AR_STOP_COMMAND: return "stop-command";
+	case AR_STOP_DETACH: return "detach";
+	case AR_STOP_ROTATE: return "rotate";
+	default: return "unknown";
+	}
 }
 
 /* SPEC 6.8-6.10, for traces of format 1.1 and later: what the program ran
@@ -135,6 +142,101 @@ static void text_process(const ar_reader_t *r)
 	}
 }
 
+/* SPEC 6.11 */
+const char *ar_window_reason(uint32_t why)
+{
+	return why == AR_WINDOW_ATTACH ? "attach" : why == AR_WINDOW_START ? "start" : why == AR_WINDOW_ROTATE ? "rotate" : NULL;
+}
+
+/* The part of the heap at the window's start the trace never saw: the
+ * allocator's own in-use figure less the usable bytes of the pre-existing
+ * blocks the window freed or realloced. 0 with *known 0 when the figure is
+ * unknown or below those bytes (then it cannot be told). */
+static uint64_t heap_unseen(const ar_window_info_t *w, uint64_t pre_bytes, int *known)
+{
+	*known = w && w->heap_in_use_bytes && w->heap_in_use_bytes >= pre_bytes;
+	return *known ? w->heap_in_use_bytes - pre_bytes : 0;
+}
+
+void ar_window_text(const ar_reader_t *r, uint64_t pre_blocks, uint64_t pre_bytes)
+{
+	if (!(ar_reader_header(r)->flags & AR_HDR_WINDOW))
+		return;
+	const ar_window_info_t *w = ar_reader_window(r);
+	static char src[4 * AR_WINDOW_SOURCE_MAX + 1];
+	if (!w) {
+		printf("window            yes, but the trace has no WINDOW record: how it began and the heap at its "
+		       "start are unknown\n");
+	} else {
+		const char *why = ar_window_reason(w->reason);
+		printf("window            #%u, began by %s%s", w->index, why ? why : "an unknown reason",
+		       why ? "" : " (reserved value)");
+		if (w->process_start_ns)
+			printf(", %.3f s after the process started", (double)w->process_start_ns / 1e9);
+		printf("\n");
+	}
+	printf("pre-existing      %" PRIu64 " blocks, %" PRIu64 " bytes (allocated before the window, freed or "
+	       "realloced in it; replayed before it)\n", pre_blocks, pre_bytes);
+	if (w && w->heap_in_use_bytes) {
+		printf("heap at start     %" PRIu64 " bytes in use (%s)\n", w->heap_in_use_bytes,
+		       w->heap_source[0] ? ar_printable(w->heap_source, src, sizeof src) : "source not named");
+		int known;
+		uint64_t unseen = heap_unseen(w, pre_bytes, &known);
+		if (known)
+			printf("never seen        %" PRIu64 " bytes (heap at start less the pre-existing bytes: blocks "
+			       "still live at the end, and allocator overhead when the source counts it)\n", unseen);
+		else
+			printf("never seen        unknown (the pre-existing bytes exceed the heap at start)\n");
+	} else {
+		printf("heap at start     unknown (the allocator's in-use figure was not read)\n");
+		printf("never seen        unknown\n");
+	}
+}
+
+void ar_window_json(const ar_reader_t *r, uint64_t pre_blocks, uint64_t pre_bytes)
+{
+	const ar_header_t *h = ar_reader_header(r);
+	if (h->version_major == 1 && h->version_minor < 3)
+		return; /* older JSON stays as it was (tests/golden) */
+	if (!(h->flags & AR_HDR_WINDOW)) {
+		printf(",\"window\":null");
+		return;
+	}
+	const ar_window_info_t *w = ar_reader_window(r);
+	printf(",\"window\":{\"record\":%s", w ? "true" : "false");
+	if (w) {
+		const char *why = ar_window_reason(w->reason);
+		printf(",\"index\":%u,\"reason\":", w->index);
+		if (why)
+			printf("\"%s\"", why);
+		else
+			printf("null");
+		printf(",\"start_time_ns\":%" PRIu64 ",\"process_start_ns\":", w->start_time_ns);
+		if (w->process_start_ns)
+			printf("%" PRIu64, w->process_start_ns);
+		else
+			printf("null");
+	}
+	printf(",\"preexisting_blocks\":%" PRIu64 ",\"preexisting_bytes\":%" PRIu64 ",\"heap_in_use_bytes\":",
+	       pre_blocks, pre_bytes);
+	if (w && w->heap_in_use_bytes)
+		printf("%" PRIu64, w->heap_in_use_bytes);
+	else
+		printf("null");
+	printf(",\"heap_source\":");
+	if (w && w->heap_source[0])
+		ar_esc_json(stdout, w->heap_source);
+	else
+		printf("null");
+	int known;
+	uint64_t unseen = heap_unseen(w, pre_bytes, &known);
+	printf(",\"heap_unseen_bytes\":");
+	if (known)
+		printf("%" PRIu64 "}", unseen);
+	else
+		printf("null}");
+}
+
 static const char *status_name(ar_status_t s)
 {
 	return s == AR_STATUS_COMPLETE ? "complete" : s == AR_STATUS_TRUNCATED ? "truncated" : "corrupt";
@@ -179,6 +281,7 @@ int ar_info_run(const char *path, int json)
 	stats_t s;
 	memset(&s, 0, sizeof s);
 	ar_livemap_init(&s.live, NULL, NULL, NULL);
+	ar_livemap_set_window(&s.live, (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0);
 	ar_event_t e;
 	int rc;
 	while ((rc = ar_reader_next_merged(r, &e)) == 1) {
@@ -219,7 +322,7 @@ int ar_info_run(const char *path, int json)
 		       s.events);
 		int first = 1;
 		for (unsigned op = 1; op < AR_OP_LIMIT; op++) {
-			if (!h->ops[op].name[0])
+			if (!h->ops[op].name[0] || ar_op_is_sized(h, op))
 				continue;
 			fputs(first ? "" : ",", stdout);
 			ar_esc_json(stdout, h->ops[op].name);
@@ -233,6 +336,7 @@ int ar_info_run(const char *path, int json)
 		       s.events ? (double)bytes / (double)s.events : 0.0, ft ? ft->dropped_events : 0,
 		       ar_reader_stack_count(r), ar_reader_module_count(r), status_name(st));
 		json_process(r);
+		ar_window_json(r, s.live.preexisting_blocks, s.live.preexisting_bytes);
 		if (ft && ft->stop_reason) { /* keys absent unless stopped: older JSON stays as it was */
 			printf(",\"stopped\":\"%s\",\"calls_after_stop\":%" PRIu64, stop_name(ft->stop_reason),
 			       ft->after_stop);
@@ -283,13 +387,15 @@ int ar_info_run(const char *path, int json)
 		printf("peak live bytes   %" PRIu64 " (at seq %" PRIu64 ")\n", s.live.peak_live_bytes, s.live.peak_seq);
 		if (s.live.unknown_frees)
 			printf("unknown frees     %" PRIu64 " (pointers the trace never returned)\n", s.live.unknown_frees);
+		ar_window_text(r, s.live.preexisting_blocks, s.live.preexisting_bytes);
 		printf("file bytes        %" PRIu64 " (%.2f bytes/event)\n", bytes,
 		       s.events ? (double)bytes / (double)s.events : 0.0);
 		if (ft && ft->dropped_events)
 			printf("dropped events    %" PRIu64 "\n", ft->dropped_events);
 		if (ft && ft->stop_reason) /* SPEC 6.7: a bounded recording, a window of the run */
-			printf("stopped           at its %s limit; %" PRIu64 " heap calls after it not recorded\n",
-			       stop_name(ft->stop_reason), ft->after_stop);
+			printf("stopped           %s %s%s; %" PRIu64 " heap calls after it not recorded\n",
+			       ft->stop_reason <= AR_STOP_DURATION ? "at its" : "by", stop_name(ft->stop_reason),
+			       ft->stop_reason <= AR_STOP_DURATION ? " limit" : "", ft->after_stop);
 		if (ar_reader_stack_count(r) || ar_reader_module_count(r))
 			printf("stacks            %u (modules %u)\n", ar_reader_stack_count(r), ar_reader_module_count(r));
 		if (st == AR_STATUS_COMPLETE)

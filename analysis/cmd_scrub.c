@@ -301,7 +301,7 @@ static void scrub_header(const scrub_t *s, const ar_header_t *in, ar_header_t *h
 {
 	ar_header_init(h);
 	/* SPEC 3.1: bits this version does not know are not copied. */
-	h->flags = (in->flags & (AR_HDR_STACKS | AR_HDR_SYNTHETIC | AR_HDR_IMPORTED | AR_HDR_NO_TIMES)) |
+	h->flags = (in->flags & (AR_HDR_STACKS | AR_HDR_SYNTHETIC | AR_HDR_IMPORTED | AR_HDR_NO_TIMES | AR_HDR_WINDOW)) |
 		   AR_HDR_SCRUBBED;
 	snprintf(h->recorder_version, sizeof h->recorder_version, "%s", in->recorder_version);
 	h->pid = in->pid;
@@ -315,7 +315,12 @@ static void scrub_header(const scrub_t *s, const ar_header_t *in, ar_header_t *h
 	h->start_mono_ns = m == M_KEEP ? in->start_mono_ns : 0;
 	h->clock_resolution_ns = in->clock_resolution_ns;
 	h->page_size = in->page_size;
-	memcpy(h->ops, in->ops, sizeof h->ops);
+	/* IN's op table, but this version's sized ops (SPEC 5.1) when IN
+	 * predates them: the copy's frees may carry an old_size only through
+	 * them. */
+	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
+		if (in->ops[op].name[0] || !ar_op_is_sized(h, op))
+			h->ops[op] = in->ops[op];
 	snprintf(h->source_format, sizeof h->source_format, "%s", in->source_format);
 	make_note(s, in, h->scrub_note, sizeof h->scrub_note);
 }
@@ -407,6 +412,21 @@ static int write_allocator(scrub_t *s)
 	return rc;
 }
 
+/* SPEC 6.11: how a window began and the heap then. Its times are event
+ * times (coarsened like them); the heap's source names an allocator
+ * statistic, nothing of the program's. */
+static int write_window(scrub_t *s)
+{
+	const ar_window_info_t *w = ar_reader_window(s->r);
+	if (!w)
+		return 0;
+	ar_window_info_t q = *w;
+	q.start_time_ns = coarse(s, q.start_time_ns);
+	q.process_start_ns = coarse(s, q.process_start_ns);
+	int rc = meta_room(s);
+	return rc ? rc : meta_bad(s, ar_meta_window(&s->meta, &q), "the window record");
+}
+
 /* Every stack, frames as they are (return addresses, no symbols). */
 static int write_stacks(scrub_t *s)
 {
@@ -423,7 +443,9 @@ static int write_stacks(scrub_t *s)
 /* Before the events, as the recorder writes them. */
 static int write_meta_head(scrub_t *s)
 {
-	int rc = write_threads(s);
+	int rc = write_window(s);
+	if (rc == 0)
+		rc = write_threads(s);
 	if (rc == 0 && (rc = write_modules(s)) == 0 && (rc = write_allocator(s)) == 0)
 		rc = write_stacks(s);
 	return rc ? rc : meta_flush(s);

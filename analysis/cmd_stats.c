@@ -241,6 +241,7 @@ static int open_stats(stats_view_t *v)
 		return 2;
 	}
 	ar_heapstats_init(v->s, ar_reader_event_count(v->r));
+	v->s->window = (ar_reader_header(v->r)->flags & AR_HDR_WINDOW) != 0; /* SPEC 6.11 */
 	return 0;
 }
 
@@ -328,7 +329,7 @@ static void json_calls_and_sizes(const stats_view_t *v)
 	printf(",\"calls\":{");
 	int first = 1;
 	for (unsigned op = 1; op < AR_OP_LIMIT; op++)
-		if (v->h->ops[op].name[0] && s->calls_by_op[op]) {
+		if (v->h->ops[op].name[0] && s->calls_by_op[op] && !ar_op_is_sized(v->h, op)) {
 			fputs(first ? "" : ",", stdout);
 			ar_esc_json(stdout, v->h->ops[op].name); /* the trace's op table */
 			printf(":%" PRIu64, s->calls_by_op[op]);
@@ -438,6 +439,7 @@ static void print_json(const stats_view_t *v)
 	json_rss(v);
 	json_threads_and_patterns(v);
 	json_sites(v);
+	ar_window_json(v->r, v->s->preexisting_blocks, v->s->preexisting_bytes);
 	printf("}\n");
 }
 
@@ -495,6 +497,11 @@ static void text_lifetimes_and_live(const stats_view_t *v)
 	fmt_bytes(c, sizeof c, s->never_freed_bytes);
 	printf("\nlive bytes    peak %s at %s (seq %" PRIu64 "); %" PRIu64 " objects (%s) never freed\n", a, b,
 	       s->peak_seq, s->never_freed, c);
+	if (s->window) { /* SPEC 6.11: the peak counts the pre-existing blocks, the timeline does not */
+		ar_window_text(v->r, s->preexisting_blocks, s->preexisting_bytes);
+		printf("(the peak counts the pre-existing blocks until each was freed; the timeline below shows only "
+		       "blocks allocated in the window)\n");
+	}
 	if (!v->timed)
 		return;
 	printf("live bytes over time\n");

@@ -36,6 +36,10 @@ typedef struct image {
 	int has_duration;
 	ar_status_t status;
 	uint32_t threads;
+	/* SPEC 6.11: a window of the process (attach, --start, a rotation
+	 * segment), not an image of its own: it keeps the pid and the image */
+	int window;
+	uint32_t window_index, window_reason;
 } image_t;
 
 /* One pid: images[first..first+n) in start order, and where it hangs. */
@@ -82,7 +86,10 @@ static int add_image(tree_t *t, const char *path, ar_reader_t *r)
 	image_t *im = &t->img[t->nimg];
 	*im = (image_t){.pid = h->pid, .ppid = h->ppid, .start_wall_ns = h->start_wall_ns,
 			.events = f ? f->events : ar_reader_event_count(r), .status = ar_reader_status(r),
-			.threads = ar_reader_thread_count(r)};
+			.threads = ar_reader_thread_count(r), .window = !!(h->flags & AR_HDR_WINDOW)};
+	const ar_window_info_t *w = im->window ? ar_reader_window(r) : NULL;
+	if (w)
+		im->window_index = w->index, im->window_reason = w->reason;
 	if (h->flags & AR_HDR_NO_TIMES) {
 		/* the source recorded no times: unknown, not 0 */
 	} else if (f) {
@@ -326,6 +333,12 @@ static void print_duration(const image_t *im)
 		printf("%.2f s", (double)im->duration_ns / 1e9);
 }
 
+static const char *window_reason_name(uint32_t why)
+{
+	const char *s = ar_window_reason(why);
+	return s ? s : "unknown";
+}
+
 static int text_proc(const tree_t *t, size_t p, int depth)
 {
 	const proc_t *pr = &t->procs[p];
@@ -335,8 +348,10 @@ static int text_proc(const tree_t *t, size_t p, int depth)
 		printf("%*s%" PRIu64 " ", 2 * depth, "", im->pid);
 		if (k == pr->first)
 			printf("(ppid %" PRIu64 ") ", im->ppid);
-		else
+		else if (!im->window)
 			printf("exec ");
+		if (im->window)
+			printf("window %u (%s) ", im->window_index, window_reason_name(im->window_reason));
 		ar_esc_term(stdout, im->cmdline[0] ? im->cmdline : "?");
 		printf("  [");
 		ar_esc_term(stdout, im->path);
@@ -375,7 +390,11 @@ static int json_proc(const tree_t *t, size_t p)
 			printf("%" PRIu64, im->duration_ns);
 		else
 			printf("null");
-		printf(",\"status\":\"%s\"}", status_name(im->status));
+		printf(",\"status\":\"%s\"", status_name(im->status));
+		if (im->window)
+			printf(",\"window\":{\"index\":%u,\"reason\":\"%s\"}", im->window_index,
+			       window_reason_name(im->window_reason));
+		printf("}");
 	}
 	printf("],\"children\":[");
 	int rc = 0;

@@ -168,7 +168,10 @@ static void on_acquire(void *ctx, const ar_live_obj_t *o)
 	if (site)
 		site->live_bytes += o->bytes;
 	s->live_objects++;
-	if (s->pass2 && !s->peak_marked && m->live_bytes == s->peak_live_bytes)
+	/* The heap now: the window's blocks and the pre-existing ones not yet
+	 * released (all of them, known from the first pass, less those so far). */
+	if (s->pass2 && !s->peak_marked &&
+	    ar_sat_add(m->live_bytes, s->preexisting_bytes - m->preexisting_bytes) == s->peak_live_bytes)
 		mark_peak(s);
 }
 
@@ -229,6 +232,7 @@ int ar_heapstats_add(ar_heapstats_t *s, const ar_event_t *e)
 	ar_livemap_t *m = s->objects;
 	if (!m)
 		return AR_ENOMEM;
+	ar_livemap_set_window(m, s->window);
 	if (s->pass2)
 		return ar_livemap_apply(m, e, 0);
 	ar_hs_thread_t *t = thread_of(s, e->thread);
@@ -293,11 +297,15 @@ int ar_heapstats_add(ar_heapstats_t *s, const ar_event_t *e)
 	if (ar_livemap_apply(m, e, t->calls))
 		return AR_ENOMEM;
 	s->unknown_frees += m->unknown_frees - before_unknown;
+	s->preexisting_blocks = m->preexisting_blocks;
+	s->preexisting_bytes = m->preexisting_bytes;
 	s->live_bytes = m->live_bytes;
 	if (m->peak_live_bytes > s->peak_live_bytes) {
+		/* A pre-existing block raises the peak without moving it in time. */
+		if (m->peak_seq != s->peak_seq || !s->peak_live_bytes)
+			s->peak_time_ns = m->peak_seq ? e->time_ns : 0;
 		s->peak_live_bytes = m->peak_live_bytes;
 		s->peak_seq = m->peak_seq;
-		s->peak_time_ns = e->time_ns;
 	}
 	if (s->events % s->sample_every == 0)
 		sample(s, e->seq, e->time_ns);
@@ -323,6 +331,8 @@ int ar_heapstats_finish(ar_heapstats_t *s)
 		s->peak_live_bytes = m->peak_live_bytes;
 		s->peak_seq = m->peak_seq;
 	}
+	if (!s->peak_seq)
+		s->peak_time_ns = 0;
 	ar_livemap_each(m, count_never_freed, s);
 	if (s->ntimeline == 0 || s->timeline[s->ntimeline - 1].time_ns != s->last_time_ns) {
 		if (s->ntimeline == AR_HS_TIMELINE)

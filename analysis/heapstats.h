@@ -45,6 +45,13 @@ typedef struct ar_hs_sample {
 typedef struct ar_heapstats {
 	uint64_t events, calls_by_op[AR_OP_LIMIT];
 	uint64_t allocs, frees, failed, free_null, unknown_frees;
+	/* A window trace (set `window` before the first event when the header
+	 * has AR_HDR_WINDOW): blocks it freed or realloced that predate it, known
+	 * by their old_size (SPEC 6.11), and their bytes. peak_live_bytes counts
+	 * them (peak_seq 0: the peak is at the window's start); live_bytes and
+	 * the timeline count only blocks the trace allocated. */
+	int window;
+	uint64_t preexisting_blocks, preexisting_bytes;
 	uint64_t requested_bytes;
 	uint64_t size_log2[AR_HS_LOG2];
 	uint64_t life_ops_log2[AR_HS_LOG2];  /* lifetime in the trace's events */

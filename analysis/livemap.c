@@ -18,7 +18,11 @@ static void sync_counters(ar_livemap_t *m)
 	m->peak_live_bytes = m->set.peak_live_bytes;
 	m->peak_seq = m->set.peak_seq;
 	m->unknown_frees = m->set.unknown_releases;
+	m->preexisting_blocks = m->set.preexisting_blocks;
+	m->preexisting_bytes = m->set.preexisting_exact > UINT64_MAX ? UINT64_MAX : (uint64_t)m->set.preexisting_exact;
 }
+
+void ar_livemap_set_window(ar_livemap_t *m, int window) { m->set.window = window; }
 
 static void on_released(void *ctx, const ar_live_t *b, const ar_event_t *by)
 {

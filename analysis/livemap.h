@@ -42,6 +42,11 @@ typedef struct ar_livemap {
 	 * after each call (see ar_liveset_t). */
 	uint64_t len, live_bytes, peak_live_bytes, peak_seq;
 	uint64_t unknown_frees; /* releases of pointers the trace never returned */
+	/* In a window trace (ar_livemap_set_window): blocks released that the
+	 * window never saw allocated, known by their old_size (SPEC 6.11), and
+	 * their bytes (saturated). peak_live_bytes counts them; live_bytes,
+	 * len and the callbacks are about the blocks the trace allocated. */
+	uint64_t preexisting_blocks, preexisting_bytes;
 	ar_livemap_released_fn released;
 	ar_livemap_acquired_fn acquired;
 	void *ctx;
@@ -50,6 +55,10 @@ typedef struct ar_livemap {
 /* The callbacks may be NULL. */
 void ar_livemap_init(ar_livemap_t *m, ar_livemap_released_fn released, ar_livemap_acquired_fn acquired, void *ctx);
 void ar_livemap_free(ar_livemap_t *m);
+/* The trace is a window (its header has AR_HDR_WINDOW): releases that
+ * carry an old_size of addresses not live are pre-existing blocks (see
+ * ar_liveset_t.window). Call before the first event. */
+void ar_livemap_set_window(ar_livemap_t *m, int window);
 /* Apply one event, given in sequence order; aux is stored with the objects
  * it allocates. Returns 0 or AR_ENOMEM. */
 int ar_livemap_apply(ar_livemap_t *m, const ar_event_t *e, uint64_t aux);

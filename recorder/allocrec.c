@@ -3,7 +3,9 @@
  * traces it wrote.
  *
  *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N]
- *            [--max-size BYTES] [--duration S] [-q] [--] PROG ARGS...
+ *            [--max-size BYTES] [--duration S] [--rotate BYTES] [--paused] [-q] [--] PROG ARGS...
+ *   allocrec --start PID | --stop PID
+ *   allocrec -p PID [--duration S] [-o FILE] ... | --detach PID   (allocrec_attach.c)
  *
  * Exit status is PROG's (128+signal if it died of one; 127 if it could not
  * be found, 126 if it could not be run), so allocrec can stand in for PROG
@@ -34,11 +36,14 @@
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ar_cli.h"
 #include "ar_escape.h"
 #include "ar_trace.h"
+#include "allocrec_attach.h"
+#include "rec_ctl_dir.h"
 
 #define MAX_TRACES 64      /* traces one run reports (a fork bomb writes more) */
 #define NEXT_LISTED 4      /* traces the "next:" line names before abridging */
@@ -50,6 +55,9 @@ typedef struct rec_opts {
 	int stacks, follow, level, quiet;
 	unsigned long long max_size;    /* --max-size in bytes, 0 = none */
 	unsigned long long duration_ns; /* --duration in ns, 0 = none */
+	unsigned long long rotate;      /* --rotate in bytes, 0 = none */
+	int paused;                     /* --paused: windows by --start/--stop */
+	const char *ctl_verb, *ctl_pid; /* --start/--stop PID: talk to a running program */
 	char **prog;        /* PROG ARGS..., NULL-terminated */
 } rec_opts_t;
 
@@ -96,6 +104,21 @@ static void usage(void)
 	       "                      Each image (PROG, every forked or exec'ed child) has its\n"
 	       "                      own limit; the heap calls made after a stop are counted\n"
 	       "                      in the trace's footer (alloctrace info: \"stopped\")\n"
+	       "      --rotate=BYTES  once a trace holds BYTES (K, M, G), close it and go on in\n"
+	       "                      a new segment file (FILE.w2.zst, FILE.w3.zst ...); every\n"
+	       "                      segment is complete and replayable on its own\n"
+	       "      --paused        start PROG with the recorder loaded but not recording;\n"
+	       "                      allocrec --start PID / --stop PID open and close a\n"
+	       "                      window, each its own trace (-o FILE: FILE, then\n"
+	       "                      FILE.w2.zst ...); --duration, --max-size bound each\n"
+	       "      --start=PID     open a window in PID (a program run with --paused)\n"
+	       "      --stop=PID      close PID's window: its trace is complete\n"
+	       "  -p, --pid=PID       record the running process PID from now on (gdb loads the\n"
+	       "                      recorder into it): a window trace, -o FILE or\n"
+	       "                      ./PROG.PID.zst; until --duration S, allocrec --detach PID\n"
+	       "                      or Ctrl-C; the process runs on unharmed (needs gdb and\n"
+	       "                      ptrace permission; not for static or traced processes)\n"
+	       "      --detach=PID    stop recording the process allocrec -p PID attached to\n"
 	       "  -q, --quiet         print neither the summary lines nor the next command\n"
 	       "  -h, --help          display this help and exit\n"
 	       "      --version       output version information and exit\n"
@@ -139,7 +162,8 @@ static int parse_duration(const char *s, unsigned long long *ns)
 	return 0;
 }
 
-enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION };
+enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
+       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
@@ -151,6 +175,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},   {"output-for", required_argument, NULL, OPT_OUTPUT_FOR},
 		{"max-size", required_argument, NULL, OPT_MAX_SIZE}, {"duration", required_argument, NULL, OPT_DURATION},
+		{"rotate", required_argument, NULL, OPT_ROTATE}, {"paused", no_argument, NULL, OPT_PAUSED},
+		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
 		{NULL, 0, NULL, 0}};
 	*o = (rec_opts_t){.follow = 1, .level = 3};
 	int c;
@@ -189,6 +215,21 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
 							  "or 30), not '%s'", optarg);
 			break;
+		case OPT_ROTATE:
+			if (ar_cli_parse_size(optarg, &o->rotate) != 0 || o->rotate == 0)
+				return ar_cli_usage_error("--rotate takes a size in bytes above 0, with an optional K, M "
+							  "or G suffix (e.g. 64M), not '%s'", optarg);
+			break;
+		case OPT_PAUSED:
+			o->paused = 1;
+			break;
+		case OPT_START:
+		case OPT_STOP:
+			if (o->ctl_verb)
+				return ar_cli_usage_error("--start and --stop take one process each: give one of them");
+			o->ctl_verb = c == OPT_START ? "start" : "stop";
+			o->ctl_pid = optarg;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -200,6 +241,12 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		default:
 			return ar_cli_bad_option(c, argv);
 		}
+	}
+	if (o->ctl_verb) {
+		if (optind < argc)
+			return ar_cli_usage_error("--%s PID talks to a running program: no PROG after it ('%s')",
+						  o->ctl_verb, argv[optind]);
+		return -1;
 	}
 	if (optind >= argc)
 		return ar_cli_usage_error("missing PROG, the program to record (allocrec [OPTION]... PROG [ARG]...)");
@@ -343,6 +390,14 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 	 * environment must not bound a recording that did not ask. */
 	unsetenv("ALLOCRR_MAX_SIZE");
 	unsetenv("ALLOCRR_DURATION_NS");
+	unsetenv("ALLOCRR_ROTATE");
+	unsetenv("ALLOCRR_PAUSED");
+	if (o->rotate) {
+		snprintf(num, sizeof num, "%llu", o->rotate);
+		setenv("ALLOCRR_ROTATE", num, 1);
+	}
+	if (o->paused)
+		setenv("ALLOCRR_PAUSED", "1", 1);
 	if (o->max_size) {
 		snprintf(num, sizeof num, "%llu", o->max_size);
 		setenv("ALLOCRR_MAX_SIZE", num, 1);
@@ -438,10 +493,14 @@ static int summarise(const char *path)
 	if (f && f->dropped_events)
 		fprintf(stderr, "%s: %s: %llu events could not be recorded\n", ar_cli_tool(), path,
 			(unsigned long long)f->dropped_events);
-	if (f && f->stop_reason)
+	if (f && (f->stop_reason == AR_STOP_MAX_SIZE || f->stop_reason == AR_STOP_DURATION))
 		fprintf(stderr, "%s: %s: stopped at its %s limit; %llu heap calls after that were not recorded\n",
 			ar_cli_tool(), path, f->stop_reason == AR_STOP_MAX_SIZE ? "--max-size" : "--duration",
 			(unsigned long long)f->after_stop);
+	else if (f && f->stop_reason)
+		fprintf(stderr, "%s: %s: ended by %s while the program went on\n", ar_cli_tool(), path,
+			f->stop_reason == AR_STOP_ROTATE ? "--rotate (the next segment is the next file)"
+			: f->stop_reason == AR_STOP_DETACH ? "a detach" : "allocrec --stop");
 	ar_reader_close(r);
 	return 1;
 }
@@ -556,6 +615,11 @@ static void report(const rec_opts_t *o, const char *manifest)
 	read_manifest(manifest, &t);
 	for (int i = 0; i < t.n; i++)
 		t.readable[i] = summarise(t.path[i]);
+	if (o->paused && t.n == 0) {
+		fprintf(stderr, "%s: no window was opened (allocrec --start PID opens one while the program runs): "
+			"no trace\n", ar_cli_tool());
+		return;
+	}
 	if (o->output_for &&
 	    find_output(manifest, getenv("ALLOCRR_OUTPUT_FOR_FILE"), chosen.path[0], sizeof chosen.path[0]) == 0) {
 		chosen.n = chosen.readable[0] = 1;
@@ -730,13 +794,129 @@ static int check_recordable(const rec_opts_t *o)
 	return -1;
 }
 
+/* ---- --start/--stop PID: the control channel (rec_ctl_dir.h) ------------------------- */
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* The whole small file at path into buf; -1 if it cannot be read. */
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Whether PID runs and listens: 0, or 2 with the reason printed. */
+static int check_listening(pid_t pid, const char *dir, const char *arg)
+{
+	if (kill(pid, 0) != 0)
+		return errno == EPERM
+			       ? ar_cli_error(NULL, "process %s belongs to another user: allocrec controls only your own "
+						    "processes", arg)
+			       : ar_cli_error(NULL, "no process %s", arg);
+	char path[PATH_MAX], buf[256];
+	snprintf(path, sizeof path, "%s/%d.ctl", dir, (int)pid);
+	if (read_small(path, buf, sizeof buf) != 0)
+		return ar_cli_error(NULL, "process %s cannot be controlled: it was not started with allocrec --paused "
+				    "(no %s); run it as allocrec --paused PROG", arg, path);
+	const char *t = strstr(buf, "\nstart ");
+	unsigned long long ticks = t ? strtoull(t + 7, NULL, 10) : 0;
+	if (!ticks || ticks != rec_ctl_start_ticks(pid))
+		return ar_cli_error(NULL, "process %s cannot be controlled: %s is left from an earlier process with "
+				    "that pid (the one running now was not started with allocrec --paused)", arg, path);
+	return 0;
+}
+
+/* Send verb to PID and wait up to 10 s for its answer. */
+static int control(const rec_opts_t *o)
+{
+	char *end;
+	long v = strtol(o->ctl_pid, &end, 10);
+	if (*end || v <= 0 || v > INT_MAX)
+		return ar_cli_usage_error("--%s takes a process id, not '%s'", o->ctl_verb, o->ctl_pid);
+	pid_t pid = (pid_t)v;
+	char dir[512], err[700];
+	if (rec_ctl_dir(dir, sizeof dir, 0, err, sizeof err) != 0)
+		return kill(pid, 0) != 0 ? check_listening(pid, dir, o->ctl_pid)
+					 : ar_cli_error(NULL, "process %s cannot be controlled: %s", o->ctl_pid, err);
+	int rc = check_listening(pid, dir, o->ctl_pid);
+	if (rc != 0)
+		return rc;
+	char id[32], tmp[PATH_MAX], cmd[PATH_MAX], ack[PATH_MAX], line[1400];
+	snprintf(id, sizeof id, "%d", (int)getpid());
+	snprintf(tmp, sizeof tmp, "%s/.%d.cmd.%s", dir, (int)pid, id);
+	snprintf(cmd, sizeof cmd, "%s/%d.cmd", dir, (int)pid);
+	snprintf(ack, sizeof ack, "%s/%d.ack", dir, (int)pid);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return ar_cli_error(tmp, "cannot create: %s", strerror(errno));
+	int n = snprintf(line, sizeof line, "%s %s\n", id, o->ctl_verb);
+	int ok = write(fd, line, (size_t)n) == n;
+	close(fd);
+	if (!ok || rename(tmp, cmd) != 0) {
+		unlink(tmp);
+		return ar_cli_error(cmd, "cannot write the command: %s", strerror(errno));
+	}
+	/* The shim looks every 100 ms; opening or closing a trace takes a few ms
+	 * more (a close waits up to 1 s for a thread inside a heap call). */
+	for (int ms = 0; ms < 15000; ms += 20) {
+		char word[32] = "";
+		if (read_small(ack, line, sizeof line) == 0 && sscanf(line, "%31s", word) == 1 && strcmp(word, id) == 0) {
+			unlink(ack);
+			line[strcspn(line, "\n")] = 0;
+			const char *verdict = line + strlen(id) + 1, *text = strchr(verdict, ' ');
+			text = text ? text + 1 : "";
+			if (strncmp(verdict, "ok", 2) != 0)
+				return ar_cli_error(NULL, "process %s: %s", o->ctl_pid, text);
+			if (!o->quiet) {
+				fprintf(stderr, "%s: process %s: %s ", ar_cli_tool(), o->ctl_pid,
+					strcmp(o->ctl_verb, "start") == 0 ? "recording into" : "closed");
+				ar_esc_term(stderr, text);
+				fputc('\n', stderr);
+				if (strcmp(o->ctl_verb, "stop") == 0)
+					summarise(text);
+			}
+			return AR_EXIT_OK;
+		}
+		if (kill(pid, 0) != 0) {
+			unlink(cmd);
+			return ar_cli_error(NULL, "process %s ended before it answered", o->ctl_pid);
+		}
+		sleep_ms(20);
+	}
+	unlink(cmd);
+	return ar_cli_error(NULL, "process %s did not answer within 15 s (stopped, or busy exiting?); the "
+			    "command was withdrawn", o->ctl_pid);
+}
+
+/* allocrec --detach PID asks through the channel (allocrec_attach.c). */
+static int control_verb(const char *verb, const char *pid, int quiet)
+{
+	rec_opts_t o = {.ctl_verb = verb, .ctl_pid = pid, .quiet = quiet};
+	return control(&o);
+}
+
 int main(int argc, char **argv)
 {
 	ar_cli_init("allocrec");
+	if (allocrec_attach_wanted(argc, argv))
+		return allocrec_attach_main(argc, argv,
+					    &(allocrec_attach_env_t){find_shim, summarise, control_verb});
 	rec_opts_t o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
+	if (o.ctl_verb)
+		return control(&o);
 	if ((rc = check_recordable(&o)) >= 0)
 		return rc;
 	char manifest[] = "/tmp/allocrec-manifest.XXXXXX";

@@ -12,7 +12,10 @@
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_config.c \
 	recorder/rec_thread.c recorder/rec_writer.c recorder/rec_tracefile.c recorder/rec_mem.c \
 	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_fds.c recorder/rec_clock.c recorder/rec_process.c common/cpu.c \
+	recorder/rec_window.c recorder/rec_control.c recorder/rec_ctl_dir.c \
 	allocators/registry_probe.c
+# Attach (allocrec -p PID): the injected shim's entry points and GOT rebinding.
+REC_SHIM_SRCS += recorder/rec_attach.c recorder/rec_got.c
 REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
@@ -32,7 +35,7 @@ $(REC_SHIM): $(REC_SHIM_OBJS)
 	$(Q)$(CC) $(REC_SHIM_LDFLAGS) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $(REC_SHIM_OBJS) $(REC_SHIM_LIBS)
 
 # allocrec itself is an ordinary tool.
-ALLOCREC_OBJS := $(call objs,recorder/allocrec.c)
+ALLOCREC_OBJS := $(call objs,recorder/allocrec.c recorder/allocrec_attach.c recorder/allocrec_gdb.c recorder/rec_ctl_dir.c)
 $(ALLOCREC): $(ALLOCREC_OBJS) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

@@ -65,6 +65,34 @@ const char *rec_prog_name(void)
 	return prog_name;
 }
 
+/* ---- where settings come from ------------------------------------------------------- */
+/* The environment, or (attach) the settings rec_config_parse was given:
+ * "NAME=value" lines kept in a static table. */
+#define SET_MAX 64
+static char set_text[SET_MAX][1100];
+static int set_n, use_settings;
+
+static const char *setting(const char *name)
+{
+	if (!use_settings)
+		return getenv(name);
+	size_t len = strlen(name);
+	for (int i = 0; i < set_n; i++)
+		if (strncmp(set_text[i], name, len) == 0 && set_text[i][len] == '=')
+			return set_text[i] + len + 1;
+	return NULL;
+}
+
+static int setting_int(const char *name, int dflt)
+{
+	const char *s = setting(name);
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	long v = strtol(s, &end, 10);
+	return *end ? dflt : (int)v;
+}
+
 /* ---- reading the configuration --------------------------------------------------- */
 static void read_prog_name(void)
 {
@@ -138,9 +166,9 @@ static int image_named(const char *pat)
 /* --output-for: take the -o path if this is the first image so named. */
 static void claim_output(void)
 {
-	const char *name = getenv("ALLOCRR_OUTPUT_FOR");
-	const char *file = getenv("ALLOCRR_OUTPUT_FOR_FILE");
-	const char *claim = getenv("ALLOCRR_OUTPUT_FOR_CLAIM");
+	const char *name = setting("ALLOCRR_OUTPUT_FOR");
+	const char *file = setting("ALLOCRR_OUTPUT_FOR_FILE");
+	const char *claim = setting("ALLOCRR_OUTPUT_FOR_CLAIM");
 	if (!name || !*name || !file || !*file || !claim || !*claim || !image_named(name))
 		return;
 	if (unlink(claim) == 0)
@@ -151,7 +179,7 @@ static void claim_output(void)
  * (allocrec checked what the user typed; 0 means no limit). */
 static uint64_t env_u64(const char *name)
 {
-	const char *s = getenv(name);
+	const char *s = setting(name);
 	uint64_t v = 0;
 	if (!s || !*s)
 		return 0;
@@ -166,32 +194,54 @@ static uint64_t env_u64(const char *name)
 static void read_config(void)
 {
 	const char *s;
-	if ((s = getenv("ALLOCRR_OUTPUT")) != NULL)
+	if ((s = setting("ALLOCRR_OUTPUT")) != NULL)
 		rec_strlcpy(rec_cfg.output, s, sizeof rec_cfg.output);
 	else
 		claim_output();
-	if ((s = getenv("ALLOCRR_DIR")) != NULL && *s)
+	if ((s = setting("ALLOCRR_DIR")) != NULL && *s)
 		rec_strlcpy(rec_cfg.dir, s, sizeof rec_cfg.dir);
 	else if (!getcwd(rec_cfg.dir, sizeof rec_cfg.dir))
 		rec_strlcpy(rec_cfg.dir, ".", sizeof rec_cfg.dir);
-	if ((s = getenv("ALLOCRR_MANIFEST")) != NULL)
+	if ((s = setting("ALLOCRR_MANIFEST")) != NULL)
 		rec_strlcpy(rec_cfg.manifest, s, sizeof rec_cfg.manifest);
-	int depth = rec_getenv_int("ALLOCRR_STACKS", 0);
+	int depth = setting_int("ALLOCRR_STACKS", 0);
 	if (depth < 0)
 		depth = 0;
 	if (depth > AR_STACK_MAX_DEPTH)
 		depth = AR_STACK_MAX_DEPTH;
 	rec_cfg.stack_depth = (unsigned)depth;
-	rec_cfg.follow_exec = rec_getenv_int("ALLOCRR_FOLLOW", 1);
-	rec_cfg.level = rec_getenv_int("ALLOCRR_LEVEL", 3);
-	int ms = rec_getenv_int("ALLOCRR_FLUSH_MS", 200);
+	rec_cfg.follow_exec = setting_int("ALLOCRR_FOLLOW", 1);
+	rec_cfg.level = setting_int("ALLOCRR_LEVEL", 3);
+	int ms = setting_int("ALLOCRR_FLUSH_MS", 200);
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
 	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
+	rec_cfg.rotate = env_u64("ALLOCRR_ROTATE");
+	rec_cfg.paused = setting_int("ALLOCRR_PAUSED", 0) != 0;
 }
 
 void rec_config_read(void)
 {
 	read_prog_name();
 	read_config();
+}
+
+int rec_config_parse(const char *settings)
+{
+	if (!settings)
+		return -1;
+	set_n = 0;
+	for (const char *p = settings; *p && set_n < SET_MAX;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len && len < sizeof set_text[0]) {
+			memcpy(set_text[set_n], p, len);
+			set_text[set_n++][len] = 0;
+		}
+		p += len + (e != NULL);
+	}
+	use_settings = 1;
+	memset(&rec_cfg, 0, sizeof rec_cfg);
+	rec_config_read();
+	return 0;
 }

@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rec_internal.h"
@@ -39,12 +40,17 @@ static _Atomic int resolve_state;
 /* ---- resolving the real functions ------------------------------------------------- */
 void rec_resolve(void)
 {
+	rec_resolve_with(RTLD_NEXT);
+}
+
+void rec_resolve_with(void *handle)
+{
 	int z = 0;
 	if (!atomic_compare_exchange_strong(&resolve_state, &z, 1))
 		return; /* done, or being done by us (dlsym's own calls) or another thread */
 	rec_real_t r;
 	memset(&r, 0, sizeof r);
-#define R(name) *(void **)&r.name = dlsym(RTLD_NEXT, #name)
+#define R(name) *(void **)&r.name = dlsym(handle, #name)
 	R(free);
 	R(calloc);
 	R(realloc);
@@ -61,9 +67,30 @@ void rec_resolve(void)
 	atomic_store(&resolve_state, 2);
 }
 
+/* Preloaded objects come before the libraries a program needs in the
+ * loader's list, so before libc; an object dlopen'ed into a running
+ * process (attach) comes after it. Asking which malloc dlsym(RTLD_DEFAULT)
+ * finds does not tell: a non-PIE program that takes malloc's address
+ * (python3 does) defines it itself, as a canonical PLT entry. dladdr1 and
+ * the list walk allocate nothing. */
+int rec_shim_preloaded(void)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!dladdr1((void *)rec_shim_preloaded, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return 1; /* cannot tell: behave as preloaded, as before */
+	for (const struct link_map *p = lm->l_prev; p; p = p->l_prev)
+		if (p->l_name && strstr(p->l_name, "/libc.so."))
+			return 0;
+	return 1;
+}
+
 /* ---- the hot path --------------------------------------------------------------------- */
-/* The calling thread's record when this call is to be recorded, else NULL. */
-static inline rec_thread_t *begin(void)
+/* The calling thread's record when this call is to be recorded, else NULL.
+ * With a record, in_call is held (rec_thread_enter) until end(): the hook
+ * takes its seq inside it. */
+static rec_thread_t *begin_slow(void);
+static inline __attribute__((always_inline)) rec_thread_t *begin(void)
 {
 	if (REC_UNLIKELY(rec_tls.in_shim)) {
 		/* Inside a hook, a heap call can only come from a signal
@@ -76,20 +103,62 @@ static inline rec_thread_t *begin(void)
 			atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
 		return NULL;
 	}
-	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
-		if (atomic_load_explicit(&rec_init_state, memory_order_relaxed) != 0) {
-			rec_note_unrecorded(); /* past a --max-size/--duration stop */
+	int st = atomic_load_explicit(&rec_state, memory_order_relaxed);
+	if (REC_UNLIKELY(st != REC_ON)) {
+		/* Between windows (--paused, attach): this load and branch is
+		 * the whole cost. Nothing else can be pending then: a rotation
+		 * switches from REC_ON, a window's own limit ends in REC_PAUSED
+		 * with nothing to count. */
+		if (REC_LIKELY(st == REC_PAUSED))
 			return NULL;
-		}
-		rec_init();
-		if (atomic_load(&rec_state) != REC_ON)
-			return NULL;
+		return begin_slow();
 	}
 	rec_tls.in_shim = REC_SHIM_HOOK;
 	rec_thread_t *t = rec_thread_self();
-	if (REC_UNLIKELY(!t))
+	if (REC_LIKELY(t != NULL) && REC_LIKELY(rec_thread_enter(t)))
+		return t;
+	rec_tls.in_shim = 0;
+	return begin_slow();
+}
+
+/* Not recording right now: start-up, a rotation's switch (wait for it:
+ * the call belongs to the next segment), or pass through. */
+static rec_thread_t *begin_slow(void)
+{
+	for (int round = 0;; round++) {
+		if (atomic_load_explicit(&rec_state, memory_order_acquire) != REC_ON) {
+			if (atomic_load_explicit(&rec_switching, memory_order_acquire)) {
+				if (round > 5000) {
+					/* a switch that takes seconds (a stalled disk):
+					 * the program must not hang on us; the call is
+					 * counted in the next segment's dropped events */
+					atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
+					return NULL;
+				}
+				struct timespec ts = {0, round < 100 ? 20000 : 1000000};
+				int saved = errno;
+				nanosleep(&ts, NULL);
+				errno = saved;
+				continue;
+			}
+			if (atomic_load_explicit(&rec_init_state, memory_order_relaxed) != 0) {
+				rec_note_unrecorded(); /* past a --max-size/--duration stop */
+				return NULL;
+			}
+			rec_init();
+			if (atomic_load(&rec_state) != REC_ON)
+				return NULL;
+		}
+		rec_tls.in_shim = REC_SHIM_HOOK;
+		rec_thread_t *t = rec_thread_self();
+		if (!t) {
+			rec_tls.in_shim = 0;
+			return NULL;
+		}
+		if (rec_thread_enter(t))
+			return t;
 		rec_tls.in_shim = 0;
-	return t;
+	}
 }
 
 static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
@@ -105,14 +174,32 @@ static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
 	e->time_ns = rec_event_time_ns();
 	if (rec_cfg.stack_depth && e->op != AR_OP_FREE)
 		e->stack = rec_stack_capture(t);
-	rec_record(t, e);
+	rec_thread_append(t, e);
 	rec_tls.in_shim = 0;
 	errno = saved_errno;
 }
 
+/* In a window trace, a block freed or reallocated may predate the window:
+ * its size as the allocator has it, measured before the real call
+ * (SPEC 6.11). Whole-program traces do not pay for it. */
+static inline uint64_t old_size_of(void *p)
+{
+	if (REC_LIKELY(!rec_window_trace) || !p)
+		return 0;
+	return rec_real.malloc_usable_size ? rec_real.malloc_usable_size(p) : 0;
+}
+
 #define EV(...) ((ar_event_t){__VA_ARGS__})
 
-AR_EXPORT void *malloc(size_t n)
+/* Between windows (--paused, attach) a hook is one load and a branch, then
+ * a jump to the real function, before any frame is set up. REC_PAUSED is
+ * set only once the real functions are known (rec_init, rec_init_attached). */
+static inline int paused(void)
+{
+	return atomic_load_explicit(&rec_state, memory_order_relaxed) == REC_PAUSED;
+}
+
+static __attribute__((noinline)) void *malloc_hook(size_t n)
 {
 	if (REC_UNLIKELY(!rec_real.malloc)) {
 		rec_resolve();
@@ -130,7 +217,7 @@ AR_EXPORT void *malloc(size_t n)
 	return r;
 }
 
-AR_EXPORT void free(void *p)
+static __attribute__((noinline)) void free_hook(void *p)
 {
 	if (REC_UNLIKELY(p && rec_boot_owns(p)))
 		return;
@@ -145,13 +232,13 @@ AR_EXPORT void free(void *p)
 		return;
 	}
 	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p);
+	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p, .old_size = old_size_of(p));
 	e.seq = rec_next_seq(); /* SPEC 4: before the real free */
 	rec_real.free(p);
 	end(t, &e, err);
 }
 
-AR_EXPORT void *calloc(size_t n, size_t size)
+static __attribute__((noinline)) void *calloc_hook(size_t n, size_t size)
 {
 	if (REC_UNLIKELY(!rec_real.calloc)) {
 		rec_resolve();
@@ -183,7 +270,7 @@ static void *boot_realloc(void *p, size_t n)
 	return r;
 }
 
-AR_EXPORT void *realloc(void *p, size_t n)
+static __attribute__((noinline)) void *realloc_hook(void *p, size_t n)
 {
 	if (REC_UNLIKELY(p && rec_boot_owns(p)))
 		return boot_realloc(p, n);
@@ -202,7 +289,7 @@ AR_EXPORT void *realloc(void *p, size_t n)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.realloc(p, n);
-	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n);
+	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n, .old_size = old_size_of(p));
 	e.seq = rec_next_seq(); /* SPEC 4: p may be released by the call */
 	void *r = rec_real.realloc(p, n);
 	int err = errno;
@@ -210,6 +297,39 @@ AR_EXPORT void *realloc(void *p, size_t n)
 	e.result = (uintptr_t)r;
 	end(t, &e, err);
 	return r;
+}
+
+/* The four hottest entry points: paused, a jump to the real function (the
+ * recording path, with its frame, lives in the *_hook functions above). A
+ * bootstrap block never reaches the real allocator. */
+AR_EXPORT void *malloc(size_t n)
+{
+	if (paused())
+		return rec_real.malloc(n);
+	return malloc_hook(n);
+}
+
+AR_EXPORT void free(void *p)
+{
+	if (paused() && !rec_boot_owns(p)) {
+		rec_real.free(p);
+		return;
+	}
+	free_hook(p);
+}
+
+AR_EXPORT void *calloc(size_t n, size_t size)
+{
+	if (paused())
+		return rec_real.calloc(n, size);
+	return calloc_hook(n, size);
+}
+
+AR_EXPORT void *realloc(void *p, size_t n)
+{
+	if (paused() && !rec_boot_owns(p))
+		return rec_real.realloc(p, n);
+	return realloc_hook(p, n);
 }
 
 AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
@@ -231,7 +351,8 @@ AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.reallocarray(p, n, size);
-	ar_event_t e = EV(.op = AR_OP_REALLOCARRAY, .ptr = (uintptr_t)p, .count = n, .size = size);
+	ar_event_t e = EV(.op = AR_OP_REALLOCARRAY, .ptr = (uintptr_t)p, .count = n, .size = size,
+			  .old_size = old_size_of(p));
 	e.seq = rec_next_seq();
 	rec_tls.reallocarray_inner = 1; /* glibc's reallocarray calls realloc once: part of this call */
 	void *r = rec_real.reallocarray(p, n, size);

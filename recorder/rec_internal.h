@@ -18,6 +18,14 @@
  *   - Only the owner thread appends to its current buffer (t->cur); the writer
  *     may take that buffer away only through the steal handshake in
  *     rec_thread.c (t->in_call / t->steal), never while the owner is inside.
+ *     A hook holds in_call from before it takes its seq until its event is
+ *     appended, so a thread found outside a call owes no event: a close (and
+ *     a window's or a rotation's cut) ends at one seq.
+ *   - A process records one trace at a time: whole-program (REC_ON from
+ *     start-up), or windows (rec_window.c: --paused, attach, rotation
+ *     segments) separated by REC_PAUSED. Each new trace bumps
+ *     rec_generation; a thread record of an older generation is never
+ *     written into the current trace.
  *   - Only the holder of the writer lock calls ar_writer_* (the writer is not
  *     thread-safe); normally that is the background writer thread.
  *   - The descriptors the shim keeps (rec_fd_own) are invisible to the
@@ -27,6 +35,7 @@
 #ifndef AR_REC_INTERNAL_H
 #define AR_REC_INTERNAL_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -51,12 +60,28 @@ typedef struct rec_config {
 	int level;            /* ALLOCRR_LEVEL: zstd level */
 	uint64_t flush_ns;    /* ALLOCRR_FLUSH_MS: age after which a buffer is written */
 	uint64_t max_size;    /* ALLOCRR_MAX_SIZE: stop once the trace holds this many bytes, 0 = no limit */
-	uint64_t duration_ns; /* ALLOCRR_DURATION_NS: stop this long after start-up, 0 = no limit */
+	uint64_t duration_ns; /* ALLOCRR_DURATION_NS: stop this long after start-up (of each
+			       * window with paused), 0 = no limit */
+	uint64_t rotate;      /* ALLOCRR_ROTATE: a new segment file once the trace holds this
+			       * many bytes, 0 = never (rec_window.c) */
+	int paused;           /* ALLOCRR_PAUSED: start with the shim loaded, not recording;
+			       * windows come from the control channel (rec_control.c) */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
 /* Fill rec_cfg and the program name from the environment (rec_config.c). */
 void rec_config_read(void);
+/* Fill rec_cfg and the program name from settings instead of the
+ * environment (attach: the process's environment is not ours to read or
+ * edit). settings: "NAME=value" entries, one per line ('\n'), with the
+ * names and meanings of the environment variables (ALLOCRR_OUTPUT,
+ * ALLOCRR_DIR, ALLOCRR_MANIFEST, ALLOCRR_STACKS, ALLOCRR_LEVEL,
+ * ALLOCRR_FLUSH_MS, ALLOCRR_MAX_SIZE, ALLOCRR_DURATION_NS, ALLOCRR_ROTATE,
+ * ALLOCRR_PAUSED, ALLOCRR_FOLLOW); unnamed ones take their defaults
+ * (ALLOCRR_DIR: the process's working directory). Never allocates; a line
+ * longer than 1100 bytes or past the 64th is ignored. Returns 0, or -1
+ * when settings is NULL. */
+int rec_config_parse(const char *settings);
 
 /* ---- process-wide recording state ---------------------------------------- */
 enum rec_state {
@@ -64,6 +89,8 @@ enum rec_state {
 	REC_ON = 1,       /* recording */
 	REC_CLOSING = 2,  /* the trace is being closed: new events are dropped */
 	REC_STOPPED = 3,  /* closed, failed or past a limit stop: pass through for good */
+	REC_PAUSED = 4,   /* between windows (allocrec --paused, attach): pass through,
+			   * rec_window_begin may start the next trace */
 };
 extern _Atomic int rec_state;
 extern pid_t rec_pid; /* the process the current trace belongs to */
@@ -134,7 +161,13 @@ size_t rec_mem_resident_bytes(void);  /* of the shim's mappings, resident now (m
 extern const ar_mem_t rec_writer_mem; /* for ar_writer_open: mmap with a size header */
 /* Static pool for the allocations dlsym makes before the real functions are known. */
 void *rec_boot_alloc(size_t size, size_t align);
-int rec_boot_owns(const void *p);
+#define REC_BOOT_SIZE (64u * 1024u)
+extern uint8_t rec_boot_pool[REC_BOOT_SIZE];
+/* Inline: every free and realloc asks, paused ones too. */
+static inline int rec_boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)rec_boot_pool < REC_BOOT_SIZE;
+}
 size_t rec_boot_size(const void *p);
 
 /* ---- buffers and threads (rec_thread.c) ---------------------------------------- */
@@ -172,6 +205,9 @@ struct rec_thread {
 	rec_thread_t *all_next;       /* writer's list of threads */
 	_Atomic int writer_gone;      /* writer removed it from its list */
 	int quiesced;                 /* writer: the final close's handshake is done */
+	int retired;                  /* its trace was closed for a new one in this process */
+	int appending;                /* the owner is inside rec_thread_append (a signal
+				       * handler that closes the trace must not take cur then) */
 	char pad[REC_CACHELINE];
 };
 
@@ -187,8 +223,58 @@ extern __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's record, created on first use; NULL if out of memory. */
 rec_thread_t *rec_thread_self(void);
-/* Append one event for the calling thread (in_shim must be set). */
-void rec_record(rec_thread_t *t, ar_event_t *e);
+/* The owner's side of the steal handshake (asymmetric Dekker, rec_thread.c
+ * says how): with membarrier the light fence is a compiler barrier. */
+extern int rec_membarrier_ok;
+extern unsigned rec_generation;
+static inline void rec_light_fence(void)
+{
+	if (REC_LIKELY(rec_membarrier_ok))
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+static inline void rec_call_enter(rec_thread_t *t)
+{
+	for (;;) {
+		atomic_store_explicit(&t->in_call, 1, memory_order_relaxed);
+		rec_light_fence();
+		if (REC_LIKELY(!atomic_load_explicit(&t->steal, memory_order_relaxed)))
+			return;
+		atomic_store_explicit(&t->in_call, 0, memory_order_release);
+		while (atomic_load_explicit(&t->steal, memory_order_acquire))
+			sched_yield();
+	}
+}
+
+static inline void rec_call_leave(rec_thread_t *t)
+{
+	atomic_store_explicit(&t->in_call, 0, memory_order_release);
+}
+
+/* The hooks' side of the handshake: 1 with in_call held when this trace
+ * records (state REC_ON, t of the current generation), 0 (in_call clear)
+ * when not. Taken before the hook takes its seq, held until
+ * rec_thread_append releases it. The state is read inside enter/leave: the
+ * final close makes the steal handshake with every thread after setting
+ * REC_CLOSING, so a thread it found outside sees REC_CLOSING from then on
+ * (read before enter(), a thread could decide to record, be preempted, and
+ * append to a buffer the close had already collected: an event lost from
+ * a trace that says it is complete). The generation: a record of a closed
+ * window's trace is not this trace's. */
+static inline int rec_thread_enter(rec_thread_t *t)
+{
+	rec_call_enter(t);
+	if (REC_LIKELY(atomic_load_explicit(&rec_state, memory_order_acquire) == REC_ON &&
+		       t->gen == rec_generation))
+		return 1;
+	rec_call_leave(t);
+	return 0;
+}
+/* Append one event for the calling thread (in_shim set, in_call held by
+ * rec_thread_enter); releases in_call. */
+void rec_thread_append(rec_thread_t *t, ar_event_t *e);
 /* Append a metadata record built by fn into the thread's current buffer. */
 typedef int (*rec_meta_fn)(ar_metabuf_t *m, const void *arg);
 void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg);
@@ -198,6 +284,11 @@ void rec_thread_exit(rec_thread_t *t);
 void rec_thread_read_name(pid_t tid, char name[32]);
 /* Forget every thread (fork child / restart): the caller's record is rebuilt lazily. */
 void rec_threads_reset(void);
+/* A new trace in the same process (window, rotation; nothing recording):
+ * every thread record of the old one is retired (buffers back on the
+ * free list; a live thread's record is reused on its next call, with a new
+ * index), the generation bumped. list: the writer's lists, all_next. */
+void rec_threads_new_generation(rec_thread_t *list);
 /* Bumped when a new trace starts in this process (fork child, failed
  * exec): records of an older generation belong to the old trace. */
 extern unsigned rec_generation;
@@ -263,6 +354,8 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
 void rec_trace_finish_stopped(uint64_t after_stop);
 /* Fork child: close the parent's file here and forget it. */
 void rec_trace_forget(void);
+/* After a clean close in this image: the next rec_trace_open opens anew. */
+void rec_trace_forget_closed(void);
 /* Write one metadata block if the trace is open (a failure calls rec_fail). */
 void rec_trace_write_meta(const ar_metabuf_t *m);
 
@@ -323,6 +416,16 @@ void rec_writer_add_thread(rec_thread_t *t);
 void rec_writer_finish(const char *why, int timeout_ms);
 /* After fork in the child / after a failed exec: forget the old trace. */
 void rec_writer_reset_child(void);
+/* A new trace of this image after a clean close (window begin, rotation;
+ * wlock held, nothing recording, the last writer thread gone or it is the
+ * caller): new thread generation, new header (AR_HDR_WINDOW when window),
+ * clock rebased, the file opened (rec_window_prepare named it). 0, or -1
+ * when the file cannot be created. */
+int rec_writer_new_trace(int window);
+/* The footer's stop reason for the next close (AR_STOP_COMMAND, ...). */
+void rec_writer_set_stop_reason(int why);
+/* wlock holder: the stop reason set for the close under way (0 none). */
+int rec_writer_stop_reason(void);
 /* Wait until one of the thread's buffers comes back (backpressure). */
 void rec_writer_wait_returned(rec_thread_t *t);
 extern _Atomic int rec_writer_running;
@@ -338,6 +441,11 @@ uint32_t rec_stack_capture(rec_thread_t *t);
 /* Emit module records for every object not reported yet (startup, dlopen). */
 void rec_modules_scan(rec_thread_t *t);
 void rec_stacks_reset_child(void);
+/* A new trace in this process (window, rotation), nothing recording: the
+ * interning tables start again (the old ones unmapped); rec_modules_due
+ * has the next thread record's owner scan the module map into it. */
+void rec_stacks_new_trace(void);
+extern _Atomic int rec_modules_due;
 /* Fork safety (pthread_atfork handlers; fork_child runs before any other
  * child set-up): no thread of ours is inside libunwind or the loader when
  * fork copies the process, and a child that cannot be sure of that records
@@ -354,8 +462,114 @@ void rec_loader_leave(int iterate);
 /* ---- signals (rec_signal.c) -------------------------------------------------------- */
 void rec_signals_init(void);
 
+/* ---- windows (rec_window.c) ------------------------------------------------------------ */
+/* A window is a trace that does not start with the process (SPEC 6.11):
+ * AR_HDR_WINDOW in its header, the WINDOW record first, and old_size on
+ * every free/realloc/reallocarray of a non-NULL pointer. Windows come
+ * from the control channel (allocrec --start/--stop PID on a program run
+ * with allocrec --paused), from attach (allocrr_attach, rec_attach.c) and
+ * from --rotate (every segment after the first).
+ *
+ * Each trace of a process image after its first gets a file number n = 2,
+ * 3, ... (windows and rotation segments share the count): -o out.zst
+ * names them out.w2.zst, out.w3.zst (".wN" before a final ".zst", else
+ * appended), the default PROG.PID.zst names them PROG.PID.w2.zst; every
+ * file goes into the manifest. seq keeps counting across the traces of a
+ * process (SPEC 4: a trace's first seq may be large). */
+
+/* Nonzero while the open trace is a window: the free hooks then measure
+ * old_size (read only on the recording path, never on the paused one). */
+extern int rec_window_trace;
+/* Nonzero while the writer switches a rotation's files: the hooks wait
+ * (they take no seq meanwhile), so no event falls between two segments. */
+extern _Atomic int rec_switching;
+/* Start a window now (any thread except a signal handler; not while a
+ * window is open): a new trace file with AR_HDR_WINDOW and the WINDOW
+ * record (index, reason AR_WINDOW_*, how long the process had run, the
+ * allocator's own count of bytes in use when it can tell), the writer
+ * thread started; threads that exist get their thread records lazily on
+ * their next heap call. Configuration comes from rec_cfg as it is.
+ * Returns 0, or -1 when a window or whole-program recording is open, or
+ * the file cannot be created (then the state stays REC_PAUSED and a
+ * "allocrr:" line says why). Waits up to 10 s for another begin/end. */
+int rec_window_begin(int reason);
+/* Close the open window (or whole-program trace) cleanly: every thread's
+ * events, the footer with stop_reason (AR_STOP_COMMAND, AR_STOP_DETACH),
+ * the file closed; then state REC_PAUSED, heap calls pass straight through
+ * at the cost of one load and a branch. No-op when nothing is open.
+ * Returns 0, or -1 when nothing was open. Blocks up to ~10 s (a thread
+ * stuck inside a heap call: the trace is then left without its footer). */
+int rec_window_end(int stop_reason);
+/* Path of the last trace a window opened ("" none), for the control
+ * channel's replies; the caller holds no lock, so it is a copy. */
+void rec_window_last_path(char *out, size_t cap);
+/* wlock held: the file number of the trace being opened (1 = the image's
+ * first: no suffix; rec_window_opened counts them) and its WINDOW record
+ * (NULL when it is not a window). */
+unsigned rec_window_file_number(void);
+/* The output name was given anew (an attach's -o): its first trace takes
+ * the name as given, later ones (rotation) number from there. */
+void rec_window_new_output(void);
+const ar_window_info_t *rec_window_info(void);
+/* The allocator's own count of heap bytes in use (glibc mallinfo2,
+ * jemalloc stats.allocated, tcmalloc generic.current_allocated_bytes,
+ * mimalloc process info); 0 and source "" when it cannot tell. Sets
+ * in_shim to REC_SHIM_INTERNAL around the calls; never from a signal
+ * handler. */
+uint64_t rec_window_heap_in_use(char *source, size_t cap);
+/* New image (fork child, exec): window numbering starts again. */
+void rec_window_reset_child(void);
+/* The next trace of this image: reason AR_WINDOW_* for a window (its
+ * WINDOW record is filled now: the heap figure is read here), 0 for the
+ * image's whole-program trace. Nothing may be recording. */
+void rec_window_prepare(int reason);
+/* rec_tracefile.c: the trace just opened is at path. */
+void rec_window_opened(const char *path);
+/* Wait (up to timeout_ms) while a rotation switches files. */
+void rec_switch_wait(int timeout_ms);
+/* Whether this image records in windows (--paused, or attached): a stop
+ * then returns to REC_PAUSED rather than ending recording for good. */
+static inline int rec_windowed(void);
+
+/* ---- the control channel (rec_control.c) -------------------------------------------- */
+/* A private directory ($XDG_RUNTIME_DIR/allocrr, else /tmp/allocrr-EUID;
+ * 0700, owned by the euid, never through a link) holds PID.ctl while a
+ * process can be controlled; allocrec --start/--stop PID writes PID.cmd
+ * (rename into place) and reads the answer from PID.ack. A thread of the
+ * shim ("allocrr-control", every signal blocked, detached) polls every
+ * 100 ms, so programs that block or handle every signal work the same.
+ * Returns 0, or -1 (no private directory: a warning). Idempotent. */
+int rec_control_start(void);
+/* The image ends (exit, exec) or a fork child forgets its parent's
+ * channel: remove PID.ctl (only at exit/exec). */
+void rec_control_stop(void);
+/* fork child: the parent's thread is gone; a paused child gets its own
+ * channel (PID.ctl of its own pid), a recording one none. */
+void rec_control_fork_child(void);
+/* "detach" command: called on the control thread when set (attach sets it,
+ * rec_attach.c); returns 0 or -1. Without it, "detach" is refused. */
+extern int (*rec_control_detach_fn)(void);
+
+/* ---- start-up without LD_PRELOAD (rec_lifecycle.c) ---------------------------------- */
+/* Whether this shim was preloaded (1) or dlopen'ed into a running
+ * process (0: attach; it comes after libc in the loader's list). Not
+ * preloaded, the shim stays dormant: no constructor work, hooks pass
+ * through, no environment edits, rec_init does not run by itself. */
+int rec_shim_preloaded(void);
+extern int rec_dormant;
+static inline int rec_windowed(void)
+{
+	return rec_cfg.paused || rec_dormant;
+}
+/* For attach, once, after rec_resolve_with(RTLD_DEFAULT) and
+ * rec_config_parse: clocks, threads, fork handlers, no trace and no signal
+ * handlers (call rec_signals_init() to add them); state REC_PAUSED. Then
+ * rec_window_begin(AR_WINDOW_ATTACH). Returns 0, or -1 (already started). */
+int rec_init_attached(void);
+
 /* ---- hooks (rec_hooks.c) ------------------------------------------------------------ */
-/* Real libc functions resolved with dlsym(RTLD_NEXT). */
+/* Real libc functions resolved with dlsym(RTLD_NEXT), or, for an injected
+ * shim, dlsym(RTLD_DEFAULT) (rec_resolve_with). */
 typedef struct rec_real {
 	void *(*malloc)(size_t);
 	void (*free)(void *);
@@ -372,6 +586,10 @@ typedef struct rec_real {
 extern rec_real_t rec_real;
 /* Fill rec_real once (dlsym may call malloc: the bootstrap pool serves it). */
 void rec_resolve(void);
+/* The same from handle (RTLD_NEXT or RTLD_DEFAULT); the first call wins.
+ * An injected shim must use RTLD_DEFAULT: its RTLD_NEXT would find libc's
+ * malloc even in a program linked against jemalloc. */
+void rec_resolve_with(void *handle);
 
 /* ---- helpers (rec_config.c) --------------------------------------------------------- */
 /* Program name used in default file names (basename of argv[0]). */

@@ -12,6 +12,7 @@
  * environment is edited in place, never with setenv/unsetenv (see
  * env_entry); a vfork child (same memory, other pid) touches nothing.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@ static char seq_pad[REC_CACHELINE] __attribute__((used)); /* keep the counter's 
 uint64_t rec_start_mono_ns;
 
 _Atomic int rec_init_state; /* 0 never, 1 running, 2 done */
+int rec_dormant; /* dlopen'ed, not preloaded: nothing happens until allocrr_attach */
 
 /* ---- start-up ---------------------------------------------------------------------- */
 static void atfork_prepare(void);
@@ -60,7 +62,15 @@ void rec_init(void)
 	rec_process_init(); /* the RSS before the program's main */
 	rec_config_read();
 	env_snapshot();
-	if (rec_writer_init(0) == 0) {
+	if (rec_cfg.paused) {
+		/* allocrec --paused: the shim is here, the trace waits for a
+		 * window (rec_window_begin through the control channel). */
+		rec_writer_init(1);
+		rec_stacks_init();
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		atomic_store(&rec_state, REC_PAUSED);
+		rec_signals_init();
+	} else if (rec_writer_init(0) == 0) {
 		rec_stacks_init();
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		atomic_store(&rec_state, REC_ON);
@@ -236,9 +246,42 @@ char *const *rec_exec_env(char *const *envp, char **out, size_t slots, char *pre
 	return out;
 }
 
+int rec_init_attached(void)
+{
+	int z = 0;
+	if (!atomic_compare_exchange_strong(&rec_init_state, &z, 1)) {
+		/* The dormant constructor marks start-up done without doing it. */
+		if (!rec_dormant || atomic_load(&rec_state) != REC_OFF)
+			return -1;
+	}
+	int saved = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	rec_resolve_with(RTLD_DEFAULT);
+	rec_pid = rec_getpid();
+	rec_start_mono_ns = rec_mono_ns();
+	rec_clock_init();
+	rec_process_init();
+	rec_writer_init(1);
+	rec_stacks_init();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	atomic_store(&rec_state, REC_PAUSED);
+	atomic_store(&rec_init_state, 2);
+	rec_tls.in_shim = saved;
+	return 0;
+}
+
 /* ---- constructor and destructor ----------------------------------------------------- */
 __attribute__((constructor)) static void rec_ctor(void)
 {
+	if (atomic_load(&rec_init_state) == 0 && !rec_shim_preloaded()) {
+		/* dlopen'ed into a running process (attach): dormant until
+		 * allocrr_attach, which resolves the real functions (the
+		 * program's, not those after us) before any hook can be
+		 * reached; nothing read, nothing edited, no trace. */
+		rec_dormant = 1;
+		atomic_store(&rec_init_state, 2);
+		return;
+	}
 	rec_init();
 	int saved = rec_tls.in_shim;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
@@ -249,12 +292,18 @@ __attribute__((constructor)) static void rec_ctor(void)
 		unpreload_self();
 	if (atomic_load(&rec_state) == REC_ON)
 		rec_writer_start();
+	if (atomic_load(&rec_state) == REC_PAUSED)
+		rec_control_start();
 	rec_tls.in_shim = saved;
 }
 
 __attribute__((destructor)) static void rec_dtor(void)
 {
+	if (rec_dormant && atomic_load(&rec_state) == REC_OFF)
+		return;
+	rec_control_stop();
 	rec_limit_report(); /* a bounded recording that ended early: what came after */
+	rec_switch_wait(10000);
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid)
 		return;
 	int saved = rec_tls.in_shim;
@@ -268,8 +317,14 @@ __attribute__((destructor)) static void rec_dtor(void)
  * fresh writer and stack state, recording on, the module map again. */
 static void record_anew(void)
 {
+	rec_window_reset_child();
 	rec_writer_reset_child();
 	rec_stacks_reset_child();
+	if (rec_windowed()) {
+		/* Windows come on command: this image waits for the next. */
+		atomic_store(&rec_state, REC_PAUSED);
+		return;
+	}
 	atomic_store(&rec_state, REC_ON);
 	rec_thread_t *t = rec_thread_self();
 	if (t)
@@ -298,6 +353,16 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
+	if (rec_windowed() && atomic_load(&rec_state) != REC_OFF) {
+		/* A child of a program recorded in windows starts paused, with
+		 * a control channel of its own pid (rec_control.c). */
+		int saved = rec_tls.in_shim;
+		rec_tls.in_shim = REC_SHIM_INTERNAL;
+		record_anew();
+		rec_control_fork_child();
+		rec_tls.in_shim = saved;
+		return;
+	}
 	/* A parent past its --max-size/--duration still has children
 	 * recorded: each image's trace has its own limit. */
 	if (atomic_load(&rec_state) != REC_ON && atomic_load(&rec_state) != REC_CLOSING &&
@@ -318,6 +383,8 @@ int rec_close_before(const char *why)
 	/* In a vfork child (or raw clone) we share the parent's memory: hands off. */
 	if (!rec_tls.in_shim && rec_getpid() == rec_pid && atomic_load(&rec_state) == REC_STOPPED)
 		rec_limit_report(); /* this image ends (or execs) past its limit */
+	if (!rec_tls.in_shim && rec_getpid() == rec_pid)
+		rec_switch_wait(10000); /* a rotation's switch: close the next segment */
 	if (atomic_load(&rec_state) != REC_ON || rec_getpid() != rec_pid || rec_tls.in_shim)
 		return 0;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
@@ -335,7 +402,7 @@ void rec_restart_after_failed_exec(void)
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
-	record_anew();
+	record_anew(); /* windowed: paused again, the control thread still runs */
 	rec_tls.in_shim = 0;
 	errno = saved;
 }

@@ -115,8 +115,8 @@ static void wmem_free(void *opaque, void *p)
 const ar_mem_t rec_writer_mem = {wmem_alloc, wmem_free, NULL};
 
 /* ---- bootstrap pool ---------------------------------------------------------- */
-#define BOOT_SIZE (64u * 1024u)
-static _Alignas(64) uint8_t boot_pool[BOOT_SIZE];
+#define BOOT_SIZE REC_BOOT_SIZE
+_Alignas(64) uint8_t rec_boot_pool[BOOT_SIZE]; /* rec_boot_owns (rec_internal.h) tests it inline */
 static _Atomic size_t boot_used;
 
 /* Each block is preceded by its size (16 bytes, keeps 16-byte alignment). */
@@ -130,16 +130,11 @@ void *rec_boot_alloc(size_t size, size_t align)
 	size_t off = atomic_fetch_add(&boot_used, need);
 	if (off + need > BOOT_SIZE)
 		return NULL;
-	uintptr_t start = (uintptr_t)boot_pool + off + 16;
+	uintptr_t start = (uintptr_t)rec_boot_pool + off + 16;
 	start = (start + align - 1) & ~(uintptr_t)(align - 1);
 	memcpy((void *)(start - sizeof(size_t)), &size, sizeof size);
 	memset((void *)start, 0, size); /* calloc callers rely on zeroes */
 	return (void *)start;
-}
-
-int rec_boot_owns(const void *p)
-{
-	return (const uint8_t *)p >= boot_pool && (const uint8_t *)p < boot_pool + BOOT_SIZE;
 }
 
 size_t rec_boot_size(const void *p)

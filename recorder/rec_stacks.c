@@ -475,3 +475,21 @@ void rec_stacks_reset_child(void)
 	if (!table || !arena)
 		rec_cfg.stack_depth = 0;
 }
+
+/* A new trace in this process (a window, a rotation's next segment; no
+ * thread is inside a hook): every stack and module again, in the new
+ * file. The old tables are unmapped (only the stack capture, inside a
+ * hook's in_call, uses them). The caller has the module map scanned again
+ * (rec_modules_due). */
+void rec_stacks_new_trace(void)
+{
+	if (!rec_cfg.stack_depth)
+		return;
+	slot_t *old_table = table;
+	uint64_t *old_arena = arena;
+	rec_stacks_reset_child();
+	if (old_table)
+		rec_munmap(old_table, TABLE_SIZE * sizeof(slot_t));
+	if (old_arena)
+		rec_munmap(old_arena, ARENA_FRAMES * sizeof(uint64_t));
+}

@@ -35,6 +35,7 @@
 
 __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t rec_dropped_global;
+_Atomic int rec_modules_due;
 unsigned rec_generation;
 int rec_membarrier_ok;
 
@@ -42,15 +43,7 @@ static _Atomic uint32_t next_index;
 static pthread_key_t exit_key;
 static int exit_key_ok;
 
-/* ---- fences for the steal handshake --------------------------------------- */
-static inline void light_fence(void)
-{
-	if (REC_LIKELY(rec_membarrier_ok))
-		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-}
-
+/* ---- fences for the steal handshake (light_fence, enter, leave: rec_internal.h) -- */
 static void heavy_fence(void)
 {
 	if (rec_membarrier_ok && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
@@ -61,24 +54,6 @@ static void heavy_fence(void)
 static void membarrier_register(void)
 {
 	rec_membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-static inline void enter(rec_thread_t *t)
-{
-	for (;;) {
-		atomic_store_explicit(&t->in_call, 1, memory_order_relaxed);
-		light_fence();
-		if (REC_LIKELY(!atomic_load_explicit(&t->steal, memory_order_relaxed)))
-			return;
-		atomic_store_explicit(&t->in_call, 0, memory_order_release);
-		while (atomic_load_explicit(&t->steal, memory_order_acquire))
-			sched_yield();
-	}
-}
-
-static inline void leave(rec_thread_t *t)
-{
-	atomic_store_explicit(&t->in_call, 0, memory_order_release);
 }
 
 /* ---- buffers ---------------------------------------------------------------- */
@@ -198,20 +173,15 @@ static void submit_cur(rec_thread_t *t, rec_buf_t *b)
 }
 
 /* ---- the hot path ---------------------------------------------------------- */
-void rec_record(rec_thread_t *t, ar_event_t *e)
+/* The hooks hold in_call from before they take a seq until the event is in
+ * the buffer (rec_thread_enter, rec_internal.h, ... rec_thread_append): a
+ * thread the writer's handshake finds outside a call holds no seq whose
+ * event is still to come. That is what lets a rotation cut the stream
+ * exactly: every seq taken before the cut is in the old segment, every
+ * later one in the next (rec_window.c). */
+void rec_thread_append(rec_thread_t *t, ar_event_t *e)
 {
-	enter(t);
-	/* The state is read inside enter/leave: the final close makes the
-	 * steal handshake with every thread after setting REC_CLOSING, so a
-	 * thread it found outside sees REC_CLOSING from then on. Read before
-	 * enter() (as it was), a thread could decide to record, be preempted,
-	 * and append to a buffer the close had already collected: an event
-	 * lost from a trace that says it is complete. */
-	if (REC_UNLIKELY(atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)) {
-		leave(t);
-		atomic_fetch_add_explicit(&rec_dropped_global, 1, memory_order_relaxed);
-		return;
-	}
+	t->appending = 1;
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (REC_UNLIKELY(!b) && !(b = new_buffer(t)))
 		goto drop;
@@ -229,18 +199,20 @@ void rec_record(rec_thread_t *t, ar_event_t *e)
 		atomic_store_explicit(&t->first_ns, e->time_ns + 1, memory_order_relaxed);
 	else if (REC_UNLIKELY(e->time_ns + 1 - first > rec_cfg.flush_ns || t->exited))
 		submit_cur(t, b); /* time-based flush: bounds what a SIGKILL loses */
-	leave(t);
+	t->appending = 0;
+	rec_call_leave(t);
 	return;
 drop:
 	t->dropped++;
-	leave(t);
+	t->appending = 0;
+	rec_call_leave(t);
 }
 
 void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg)
 {
-	enter(t);
-	if (atomic_load_explicit(&rec_state, memory_order_relaxed) != REC_ON)
-		goto out; /* read inside enter/leave: see rec_record */
+	rec_call_enter(t);
+	if (atomic_load_explicit(&rec_state, memory_order_acquire) != REC_ON || t->gen != rec_generation)
+		goto out; /* read inside enter/leave: see rec_thread_enter */
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (!b && !(b = new_buffer(t)))
 		goto out;
@@ -253,7 +225,7 @@ void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg)
 	if (atomic_load_explicit(&t->first_ns, memory_order_relaxed) == 0)
 		atomic_store_explicit(&t->first_ns, rec_time_ns() + 1, memory_order_relaxed);
 out:
-	leave(t);
+	rec_call_leave(t);
 }
 
 /* ---- thread records ---------------------------------------------------------- */
@@ -312,9 +284,18 @@ rec_thread_t *rec_thread_self(void)
 	rec_thread_t *t = rec_tls.t;
 	if (REC_LIKELY(t != NULL && t->gen == rec_generation))
 		return t;
-	t = thread_alloc();
-	if (!t)
-		return NULL;
+	if (t && t->retired && !t->exited) {
+		/* A live thread's record from a closed window's trace: nothing
+		 * of the old trace points at it any more (the new generation
+		 * cleared it, rec_threads_new_generation). */
+		unsigned rounds = (unsigned)t->dtor_rounds;
+		memset(t, 0, sizeof *t);
+		t->dtor_rounds = (int)rounds;
+	} else {
+		t = thread_alloc();
+		if (!t)
+			return NULL;
+	}
 	t->gen = rec_generation;
 	t->tid = rec_gettid();
 	t->index = atomic_fetch_add(&next_index, 1);
@@ -329,6 +310,13 @@ rec_thread_t *rec_thread_self(void)
 	uint64_t seq = rec_next_seq();
 	struct start_arg a = {t->index, (uint64_t)t->tid, seq, rec_time_ns()};
 	rec_record_meta(t, meta_start, &a);
+	if (REC_UNLIKELY(atomic_load_explicit(&rec_modules_due, memory_order_relaxed)) &&
+	    atomic_exchange(&rec_modules_due, 0)) {
+		int saved = rec_tls.in_shim; /* a window's first thread: the module map again */
+		rec_tls.in_shim = REC_SHIM_INTERNAL;
+		rec_modules_scan(t);
+		rec_tls.in_shim = saved;
+	}
 	return t;
 }
 
@@ -353,6 +341,12 @@ void rec_thread_exit(rec_thread_t *t)
 {
 	if (t->exited)
 		return;
+	if (t->gen != rec_generation) {
+		/* Its record belongs to a closed window's trace: this trace
+		 * never saw the thread, so it says nothing of its end. */
+		t->exited = 1;
+		return;
+	}
 	rec_thread_read_name(t->tid, t->name);
 	if (t->name[0]) {
 		struct name_arg na = {t->index, t->name};
@@ -361,13 +355,13 @@ void rec_thread_exit(rec_thread_t *t)
 	struct start_arg a = {t->index, (uint64_t)t->tid, rec_next_seq(), rec_time_ns()};
 	rec_record_meta(t, meta_exit, &a);
 	t->exited = 1;
-	enter(t);
+	rec_call_enter(t);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (b) {
 		b->exit_record = 1;
 		submit_cur(t, b);
 	}
-	leave(t);
+	rec_call_leave(t);
 }
 
 /* pthread key destructor. Re-arm until the last destructor round so that
@@ -403,6 +397,25 @@ void rec_threads_reset(void)
 	rec_tls.t = NULL;
 	rec_generation++;
 	membarrier_register();
+}
+
+void rec_threads_new_generation(rec_thread_t *list)
+{
+	for (rec_thread_t *t = list; t; t = t->all_next) {
+		atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
+		rec_buf_t *r = atomic_exchange(&t->returned, NULL);
+		while (r) {
+			rec_buf_t *n = r->next;
+			rec_buf_free_list_push(r);
+			r = n;
+		}
+		rec_buf_t *c = atomic_exchange(&t->cur, NULL); /* none after a clean close */
+		if (c)
+			rec_buf_free_list_push(c);
+		t->retired = 1;
+	}
+	atomic_store(&next_index, 0);
+	rec_generation++;
 }
 
 int rec_thread_steal(rec_thread_t *t, rec_buf_t **out, int quiesce)

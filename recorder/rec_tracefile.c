@@ -154,6 +154,8 @@ void rec_trace_header_fill(void)
 	hdr.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	if (rec_cfg.stack_depth)
 		hdr.flags |= AR_HDR_STACKS;
+	if (rec_window_info())
+		hdr.flags |= AR_HDR_WINDOW; /* SPEC 6.11 */
 }
 
 /* Expand %p (pid) and %% in pattern. */
@@ -188,16 +190,56 @@ static void manifest_add(const char *path)
 	close(fd);
 }
 
-/* trace_path for attempt i (i > 0 only without -o: PROG.PID.i.zst). */
+/* The image's n-th trace (n > 1: a later window or rotation segment)
+ * gets ".wN" before a final ".zst" of path, or at its end. */
+static void add_file_number(char *path, size_t cap, unsigned n)
+{
+	if (n <= 1)
+		return;
+	size_t len = strlen(path);
+	char tail[8] = "";
+	if (len >= 4 && strcmp(path + len - 4, ".zst") == 0) {
+		rec_strlcpy(tail, ".zst", sizeof tail);
+		len -= 4;
+	}
+	snprintf(path + len, cap - len, ".w%u%s", n, tail);
+}
+
+/* trace_path for attempt i (i > 0 only without -o: PROG.PID.i.zst, or
+ * PROG.PID.wN.i.zst). */
 static void name_trace(int i)
 {
-	if (rec_cfg.output[0])
+	unsigned n = rec_window_file_number();
+	char wn[16] = "";
+	if (n > 1)
+		snprintf(wn, sizeof wn, ".w%u", n);
+	if (rec_cfg.output[0]) {
 		expand(trace_path, sizeof trace_path, rec_cfg.output);
-	else if (i == 0)
-		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.zst", rec_cfg.dir, rec_prog_name(), (int)rec_pid);
-	else
-		snprintf(trace_path, sizeof trace_path, "%s/%s.%d.%d.zst", rec_cfg.dir, rec_prog_name(),
-			 (int)rec_pid, i);
+		add_file_number(trace_path, sizeof trace_path, n);
+	} else if (i == 0) {
+		snprintf(trace_path, sizeof trace_path, "%s/%s.%d%s.zst", rec_cfg.dir, rec_prog_name(), (int)rec_pid, wn);
+	} else {
+		snprintf(trace_path, sizeof trace_path, "%s/%s.%d%s.%d.zst", rec_cfg.dir, rec_prog_name(),
+			 (int)rec_pid, wn, i);
+	}
+}
+
+/* SPEC 6.11: a window trace's first record after the header. */
+static int write_window_record(void)
+{
+	const ar_window_info_t *w = rec_window_info();
+	if (!w)
+		return 0;
+	uint8_t data[512];
+	ar_metabuf_t m;
+	ar_metabuf_reset(&m, data, sizeof data);
+	ar_error_t err;
+	int rc = ar_meta_window(&m, w);
+	if (rc == 0)
+		rc = ar_writer_write_meta(writer, &m, &err);
+	if (rc != 0)
+		rec_fail("cannot write the WINDOW record of %s: %s", trace_path, ar_strerror(rc));
+	return rc;
 }
 
 /* rec_fds.c moved the trace out of a program's dup2 (writer lock held). */
@@ -307,8 +349,11 @@ int rec_trace_open(void)
 		return -1;
 	int rc = open_unnamed_first();
 	if (rc <= 0) {
-		if (rc == 0)
+		if (rc == 0) {
 			manifest_add(trace_path);
+			rec_window_opened(trace_path);
+			return write_window_record() == 0 ? 0 : -1;
+		}
 		return rc;
 	}
 	int fd = -1;
@@ -350,7 +395,8 @@ int rec_trace_open(void)
 	}
 	trace_fd = fd;
 	manifest_add(trace_path);
-	return 0;
+	rec_window_opened(trace_path);
+	return write_window_record() == 0 ? 0 : -1;
 }
 
 /* The program may have closed our fd and reused the number: never write
@@ -453,7 +499,10 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 	if (footer && !fd_still_ours())
 		footer = 0;
 	int why = atomic_load(&rec_limit_stop);
-	if (footer && why) {
+	if (footer && why && rec_windowed()) {
+		/* A window's own limit: that window ends, the next may come. */
+		ar_writer_note_stop(writer, (unsigned)why, 0);
+	} else if (footer && why) {
 		/* A limit stop: complete now, the count of later calls to come. */
 		ar_writer_note_stop(writer, (unsigned)why, 0);
 		int rc = ar_writer_write_footer(writer, rec_time_ns(), &err);
@@ -465,6 +514,9 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 		write_error(rc, &err);
 		footer = 0;
 	}
+	int stop = rec_writer_stop_reason();
+	if (footer && !why && stop) /* SPEC 6.7: the program goes on past this trace */
+		ar_writer_note_stop(writer, (unsigned)stop, 0);
 	int rc = ar_writer_close(writer, rec_time_ns(), footer, &err);
 	if (rc != 0 && footer)
 		write_error(rc, &err);
@@ -498,4 +550,13 @@ void rec_trace_forget(void)
 	trace_fd = -1;
 	writer = NULL;
 	open_failed = 0;
+}
+
+void rec_trace_forget_closed(void)
+{
+	/* The last trace was closed (rec_trace_close): a new one may open,
+	 * also after that one failed. */
+	writer = NULL;
+	open_failed = 0;
+	trace_path[0] = 0;
 }

@@ -55,10 +55,19 @@ static _Atomic int writer_starting;
 _Atomic int rec_limit_stop;
 rec_stripe_t rec_after_stop[REC_AFTER_STRIPES];
 /* rec_dropped_global when a limit stop began: calls counted there later
- * were made after the stop (rec_record found the state closing), so they
- * join rec_after_stop rather than the footer's dropped events. */
+ * were made after the stop (signal handlers' nested calls), so they join
+ * rec_after_stop rather than the footer's dropped events. */
 static uint64_t limit_dropped_base;
 static _Atomic int limit_reported;
+/* --duration counts from here (CLOCK_MONOTONIC): the image's start, or a
+ * window's; a rotation's segments share their window's. */
+static uint64_t limit_origin_ns;
+/* Why the close under way stops a trace the program outlives
+ * (AR_STOP_COMMAND, AR_STOP_DETACH, AR_STOP_ROTATE), 0 for an ordinary
+ * close; the footer carries it (rec_tracefile.c). */
+static _Atomic int stop_reason;
+/* --rotate: the open file passed its size (wlock holder). */
+static int rotate_due;
 
 /* ---- helpers ------------------------------------------------------------------ */
 /* Sleeps the whole time even when signals arrive: the bounded waits below
@@ -104,6 +113,22 @@ void rec_writer_unlock(void)
 static int size_reached;
 static int limit_begin(int why);
 
+void rec_writer_set_stop_reason(int why)
+{
+	atomic_store(&stop_reason, why);
+}
+
+int rec_writer_stop_reason(void)
+{
+	return atomic_load(&stop_reason);
+}
+
+/* Nanoseconds the --duration clock has run. */
+static uint64_t limit_elapsed_ns(void)
+{
+	return rec_mono_ns() - limit_origin_ns;
+}
+
 /* Write one buffer (wlock held). The block that brings the file to
  * --max-size starts the close there and then (REC_CLOSING: no thread
  * appends from that moment), so what the file gains afterwards is what
@@ -114,6 +139,8 @@ static void write_buf(rec_buf_t *b)
 	rec_buf_give_back(b);
 	if (rec_cfg.max_size && !size_reached && rec_tls.is_writer && rec_trace_bytes() >= rec_cfg.max_size)
 		size_reached = limit_begin(REC_LIMIT_SIZE);
+	if (rec_cfg.rotate && rec_tls.is_writer && rec_trace_bytes() >= rec_cfg.rotate)
+		rotate_due = 1;
 }
 
 /* Write everything submitted so far, oldest first (wlock held). */
@@ -220,13 +247,14 @@ static int meta_name(ar_metabuf_t *m, const void *arg)
 	const rec_thread_t *t = arg;
 	return ar_meta_thread_name(m, t->index, t->name);
 }
-/* Final flush and footer (wlock held). */
-static void do_close(void)
+/* Final flush and footer (wlock held), the state already REC_CLOSING:
+ * every thread's events, the footer, the file closed. */
+static void close_trace(void)
 {
 	drain_queue();
 	int busy = collect_all();
 	if (atomic_load(&rec_state) == REC_STOPPED && !rec_trace_is_open())
-		goto out; /* failed before anything was written */
+		return; /* failed before anything was written */
 	/* The names threads have now (names set after start, e.g. by
 	 * pthread_setname_np or prctl, are only visible in /proc). */
 	static uint8_t mdata[REC_METABUF_CAP];
@@ -242,9 +270,54 @@ static void do_close(void)
 		}
 	}
 	rec_trace_close(&m, dropped, busy);
-out:
-	atomic_store(&rec_state, REC_STOPPED);
+}
+
+/* Final flush and footer (wlock held); afterwards recording is over for
+ * good, or, in an image that records in windows, paused until the next. */
+static void do_close(void)
+{
+	close_trace();
+	if (rec_windowed()) {
+		atomic_store(&rec_limit_stop, REC_LIMIT_NONE); /* a window's limit ends that window only */
+		rec_window_trace = 0;
+		atomic_store(&rec_state, REC_PAUSED);
+	} else {
+		atomic_store(&rec_state, REC_STOPPED);
+	}
+	atomic_store(&stop_reason, 0);
 	atomic_store(&closed, 1);
+}
+
+/* ---- rotation (--rotate) ------------------------------------------------------------------ */
+/* The writer thread (wlock held) closes the current file with a footer
+ * (AR_STOP_ROTATE) and opens the next segment, a window trace
+ * (AR_WINDOW_ROTATE). The hooks wait meanwhile (rec_switching, begin_slow
+ * in rec_hooks.c) and take their seq only inside rec_thread_enter, so the
+ * cut is exact: every seq before it is in the old file, none after. An
+ * exit during the switch waits for it (rec_writer_finish). */
+static void rotate(void)
+{
+	rotate_due = 0;
+	atomic_store(&rec_switching, 1);
+	int expect = REC_ON;
+	if (!atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING)) {
+		atomic_store(&rec_switching, 0);
+		return; /* an ordinary close is under way */
+	}
+	/* A --stop that came meanwhile keeps its reason for its own close. */
+	int pending = atomic_exchange(&stop_reason, AR_STOP_ROTATE);
+	close_trace();
+	atomic_store(&stop_reason, pending);
+	if (atomic_load(&rec_state) == REC_STOPPED) {
+		atomic_store(&rec_switching, 0); /* a write failed: no next segment */
+		return;
+	}
+	rec_window_prepare(AR_WINDOW_ROTATE); /* heap figure: every thread waits or is outside */
+	if (rec_writer_new_trace(1) == 0)
+		atomic_store(&rec_state, REC_ON);
+	else
+		atomic_store(&rec_state, rec_windowed() ? REC_PAUSED : REC_STOPPED);
+	atomic_store(&rec_switching, 0);
 }
 
 /* ---- bounded recordings (--max-size, --duration) ---------------------------------------- */
@@ -253,18 +326,20 @@ out:
  * --duration every round: the writer's sleep ends at the deadline. */
 static int limit_reached(uint64_t now_ns)
 {
+	(void)now_ns;
 	if (size_reached)
 		return REC_LIMIT_SIZE;
-	if (rec_cfg.duration_ns && now_ns >= rec_cfg.duration_ns && limit_begin(REC_LIMIT_DURATION))
+	if (rec_cfg.duration_ns && limit_elapsed_ns() >= rec_cfg.duration_ns && limit_begin(REC_LIMIT_DURATION))
 		return REC_LIMIT_DURATION;
 	return REC_LIMIT_NONE;
 }
 
 /* Begin a stop on purpose (wlock held, writer thread): REC_CLOSING as the
  * ordinary close sets it, calls counted as after the stop from here
- * (begin() in rec_hooks.c, and rec_record's own count of calls that found
- * the state closing, whose count from now on is ours). 0 when a close was
- * under way already (an exit, an exec): that close is the ordinary one. */
+ * (begin() in rec_hooks.c: a call that finds the state closing, also
+ * inside rec_thread_enter, took no seq and is counted there). 0 when a
+ * close was under way already (an exit, an exec): that close is the
+ * ordinary one. */
 static int limit_begin(int why)
 {
 	atomic_store(&rec_limit_stop, why); /* before CLOSING: begin() counts from here */
@@ -339,11 +414,24 @@ static void *writer_main(void *arg)
 				break;
 			}
 		}
+		if (rotate_due) {
+			rotate();
+			now = rec_time_ns(); /* the new segment's clock */
+			last_scan = now;
+			int st = atomic_load(&rec_state);
+			if (st == REC_STOPPED || st == REC_PAUSED) {
+				unlock();
+				break; /* no next segment (a write failed) */
+			}
+			/* REC_CLOSING: an exit or a --stop took the state first;
+			 * its close_req is served by the next round. */
+		}
 		/* RSS samples (SPEC 6.9): the wake-up waits for the next one. */
 		uint64_t due = rec_process_tick(now);
 		wait = due < tick ? due : tick;
-		if (rec_cfg.duration_ns && rec_cfg.duration_ns - now < wait)
-			wait = rec_cfg.duration_ns - now; /* now < duration_ns: limit_reached said so */
+		uint64_t ran = limit_elapsed_ns();
+		if (rec_cfg.duration_ns && ran < rec_cfg.duration_ns && rec_cfg.duration_ns - ran < wait)
+			wait = rec_cfg.duration_ns - ran;
 		unlock();
 		if (atomic_load(&rec_state) == REC_STOPPED)
 			break; /* a write failed: nothing more to do */
@@ -442,8 +530,19 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	/* A vfork child shares our memory: it must not touch the state at all. */
 	if (rec_getpid() != rec_pid)
 		return;
-	int expect = REC_ON;
-	if (!atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING)) {
+	int expect;
+	for (;;) {
+		if (!rec_tls.is_writer)
+			rec_switch_wait(timeout_ms); /* a rotation's switch: close the next segment */
+		expect = REC_ON;
+		if (atomic_compare_exchange_strong(&rec_state, &expect, REC_CLOSING))
+			break;
+		/* A rotation took the state between our wait and our try. */
+		if (expect != REC_CLOSING || rec_tls.is_writer ||
+		    (!atomic_load(&rec_switching) && atomic_load(&rec_state) != REC_ON))
+			break;
+	}
+	if (expect != REC_ON) {
 		if (expect == REC_STOPPED)
 			rec_limit_report(); /* past a limit stop: the image ends (a signal) */
 		if (expect == REC_CLOSING) /* someone else is closing: let them finish */
@@ -454,9 +553,14 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	/* Our own buffer first: we are its owner and not inside a call unless
 	 * a signal interrupted the shim, in which case it is skipped. */
 	rec_thread_t *t = rec_tls.t;
-	if (t && t->gen == rec_generation && atomic_load(&t->in_call))
-		closer_busy = t; /* a signal stopped us inside rec_record: no wait for it */
-	if (t && !atomic_load(&t->in_call)) {
+	if (t && t->gen == rec_generation && atomic_load(&t->in_call) && t->appending)
+		closer_busy = t; /* a signal stopped us inside rec_thread_append: no wait for it */
+	/* Stopped by a signal elsewhere inside a hook (in_call held for a
+	 * heap call whose event is not made yet): our buffer is whole; that
+	 * one call is not recorded. */
+	if (t && t->gen == rec_generation && (!atomic_load(&t->in_call) || !t->appending)) {
+		if (atomic_load(&t->in_call))
+			t->quiesced = 1; /* the close must not wait for us to leave */
 		rec_buf_t *b = atomic_exchange(&t->cur, NULL);
 		atomic_store(&t->first_ns, 0);
 		if (b) {
@@ -489,6 +593,7 @@ void rec_writer_finish(const char *why, int timeout_ms)
 
 int rec_writer_init(int lazy_open)
 {
+	limit_origin_ns = rec_mono_ns();
 	rec_threads_init();
 	rec_trace_header_fill();
 	if (lazy_open)
@@ -523,6 +628,9 @@ void rec_writer_reset_child(void)
 	limit_dropped_base = 0;
 	size_reached = 0;
 	atomic_store(&rec_seq_counter, 0);
+	atomic_store(&stop_reason, 0);
+	rotate_due = 0;
+	limit_origin_ns = rec_mono_ns();
 	rec_cfg.output[0] = 0; /* -o names the first process only */
 	rec_pid = rec_getpid();
 	uint64_t old_start = rec_start_mono_ns;
@@ -531,4 +639,47 @@ void rec_writer_reset_child(void)
 	rec_threads_reset();
 	rec_trace_header_fill();
 	rec_process_reset_child();
+}
+
+int rec_writer_new_trace(int window)
+{
+	/* Every record of the old trace is retired; none is in a call (the
+	 * close's handshake reached them all, or gave up on them: their
+	 * events are that trace's loss). */
+	merge_new_threads();
+	rec_thread_t **tail = &threads;
+	while (*tail)
+		tail = &(*tail)->all_next;
+	*tail = gone;
+	rec_threads_new_generation(threads);
+	threads = NULL;
+	gone = NULL;
+	closer_busy = NULL;
+	atomic_store(&queue, NULL); /* empty after a close: everything was written */
+	atomic_store(&close_req, 0);
+	atomic_store(&closed, 0);
+	atomic_store(&rec_limit_stop, REC_LIMIT_NONE);
+	for (int i = 0; i < REC_AFTER_STRIPES; i++)
+		atomic_store(&rec_after_stop[i].n, 0);
+	atomic_store(&limit_reported, 0);
+	limit_dropped_base = 0;
+	size_reached = 0;
+	rotate_due = 0;
+	atomic_store(&rec_dropped_global, 0);
+	if (window && !atomic_load(&rec_switching))
+		limit_origin_ns = rec_mono_ns(); /* --duration is per window, not per segment */
+	uint64_t old_start = rec_start_mono_ns;
+	rec_start_mono_ns = rec_mono_ns();
+	rec_clock_rebase(old_start);
+	rec_stacks_new_trace();
+	if (rec_cfg.stack_depth)
+		atomic_store(&rec_modules_due, 1);
+	rec_trace_forget_closed();
+	rec_trace_header_fill();
+	rec_process_reset_child();
+	rec_xfsz_guard_t g;
+	rec_xfsz_block(&g);
+	int rc = rec_trace_open();
+	rec_xfsz_restore(&g);
+	return rc;
 }

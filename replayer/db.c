@@ -160,8 +160,9 @@ static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t 
 		 "INSERT OR IGNORE INTO traces (sha256, name, program, file_bytes, recorded_unix_ns, status,"
 		 " events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks,"
 		 " skipped_unknown_frees, unknown_reallocs, lost_blocks, trace_null_results,"
-		 " cross_thread_deps, reuse_deps, slots)"
-		 " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+		 " cross_thread_deps, reuse_deps, slots, window_trace, preexisting_blocks, preexisting_bytes,"
+		 " heap_at_start_bytes)"
+		 " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
 		 &st, err, cap))
 		return -1;
 	const ar_wl_header_t *w = t->wl;
@@ -185,6 +186,13 @@ static int store_trace(sqlite3 *db, const ar_trace_info_t *t, char *err, size_t 
 	b_u64(st, 17, w->cross_thread_deps);
 	b_u64(st, 18, w->reuse_deps);
 	b_u64(st, 19, w->nslots);
+	/* SPEC 6.11: a window trace's pre-existing blocks; the heap at its
+	 * start stays NULL when unknown (0 in the workload). */
+	b_u64(st, 20, w->window);
+	b_u64(st, 21, w->preexisting_blocks);
+	b_bytes(st, 22, w->preexisting_bytes);
+	if (w->heap_at_start_bytes)
+		b_bytes(st, 23, w->heap_at_start_bytes);
 	if (step_done(db, st, err, cap))
 		return -1;
 	return store_recorded(db, t, err, cap);

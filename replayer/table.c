@@ -69,6 +69,28 @@ void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *cons
 	ar_res_finish(rt);
 }
 
+/* SPEC 6.11: a window trace began with a heap in use. Its pre-existing
+ * blocks (freed or realloced in it) were allocated before the timed
+ * window; the rest of the heap at its start was never seen, and is known
+ * only as the allocator's figure less those, when the trace has it. */
+static void print_window(FILE *out, const ar_wl_header_t *w)
+{
+	if (!w->window)
+		return;
+	fprintf(out, "  note: a recording window (#%u): %llu pre-existing block(s), %llu bytes, allocated untimed "
+		     "before it; ", w->window_index, (unsigned long long)w->preexisting_blocks,
+		(unsigned long long)w->preexisting_bytes);
+	if (!w->heap_at_start_bytes)
+		fprintf(out, "the heap in use at its start is unknown, so what it never saw is unknown\n");
+	else if (w->heap_at_start_bytes >= w->preexisting_bytes)
+		fprintf(out, "the heap held %llu bytes at its start, %llu of them never seen (not replayed)\n",
+			(unsigned long long)w->heap_at_start_bytes,
+			(unsigned long long)(w->heap_at_start_bytes - w->preexisting_bytes));
+	else
+		fprintf(out, "the allocator said %llu bytes in use at its start, less than those blocks: what it "
+			     "never saw is unknown\n", (unsigned long long)w->heap_at_start_bytes);
+}
+
 /* What the table does not say: the workload's own notes. */
 static void print_notes(FILE *out, const ar_trace_info_t *t)
 {
@@ -83,6 +105,7 @@ static void print_notes(FILE *out, const ar_trace_info_t *t)
 			(unsigned long long)w->unknown_reallocs, (unsigned long long)w->lost_blocks);
 	if (strcmp(t->status, "complete"))
 		fprintf(out, "  note: the trace is %s; its valid prefix was replayed\n", t->status);
+	print_window(out, w);
 }
 
 void ar_table_print_built(FILE *out, const ar_trace_info_t *t, const ar_res_trace_t *rt)

@@ -32,6 +32,12 @@
  * thread in sequence order, whether the resuming stream waits for the one
  * that ran (a hand-off) or keeps the loose window; O(threads) state.
  *
+ * A window trace (SPEC 6.11) is read twice: a first pass finds, per
+ * stream, the pre-existing blocks it frees or reallocs (ar_liveset_t's
+ * window rule, as alloctrace stats applies it), so each stream's prelude
+ * (workload.h) can be laid out before the ops that follow it; the second
+ * pass fills each prelude op when it meets the release, with a new slot.
+ *
  * Per SPEC 5.5: free(0) is replayed as the no-op call it was; a free of a
  * pointer the trace never returned is counted and skipped; a realloc of
  * such a pointer is replayed as realloc(NULL, n) so its result still has a
@@ -81,6 +87,15 @@ typedef struct comp {
 	uint32_t tmap_len;
 	uint64_t *tsorted; /* else: (index << 32 | stream), sorted, nthr entries */
 	ar_liveset_t live; /* tags are slots */
+	/* Window traces: per stream, prelude ops reserved (first pass) and
+	 * filled; all pre-existing bytes (first pass); the slot the last
+	 * pre-existing release got, NONE32 when none is waiting. */
+	uint64_t *pre_count, *pre_fill;
+	unsigned __int128 pre_total;
+	uint64_t pre_blocks;
+	uint32_t pre_slot;
+	int pre_overflow;
+	int window; /* the trace's header has AR_HDR_WINDOW */
 	cslot_t *slots;
 	uint32_t nslots, slots_cap;
 	flist_t gfree;   /* all free slots, oldest release first */
@@ -110,7 +125,8 @@ typedef struct comp {
  * bound); the header gets the sum saturated (live64). */
 static unsigned __int128 live_bytes(const comp_t *c)
 {
-	return c->live.live_exact + c->live.displaced_exact;
+	/* pre-existing blocks not yet released are live since the start */
+	return c->live.live_exact + c->live.displaced_exact + (c->pre_total - c->live.preexisting_exact);
 }
 
 static uint64_t live64(const comp_t *c)
@@ -223,6 +239,8 @@ static void fl_remove(comp_t *c, flist_t *l, uint32_t s, int g)
 		LINKS(c, k[1], g)[0] = k[0];
 }
 
+static uint32_t slot_new(comp_t *c);
+
 /* A slot for a new block of thread t at sequence seq: the oldest slot t
  * itself released (no dependency), else the oldest released by anyone if
  * that was at least AR_WL_REUSE_DISTANCE events ago (a dependency that is
@@ -239,6 +257,12 @@ static uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
 		fl_remove(c, &c->gfree, h, 1);
 		return h;
 	}
+	return slot_new(c);
+}
+
+/* A slot never used before, or NONE32 when memory is short. */
+static uint32_t slot_new(comp_t *c)
+{
 	if (c->nslots == NONE32 - 1)
 		return NONE32;
 	if (c->nslots == c->slots_cap) {
@@ -282,9 +306,37 @@ static void on_acquired(void *ctx, const ar_live_t *b)
 		c->hdr->peak_thread = sl->last_thread;
 		c->hdr->peak_op = sl->last_op + 1;
 	}
-	uint64_t blocks = c->live.len + c->live.displaced;
+	uint64_t blocks = c->live.len + c->live.displaced + (c->pre_blocks - c->live.preexisting_blocks);
 	if (blocks > c->hdr->peak_live_blocks)
 		c->hdr->peak_live_blocks = blocks;
+}
+
+/* The live set's callback for a pre-existing block (SPEC 6.11) that event
+ * `by` releases: a new slot, allocated (b->bytes, its old_size) in the
+ * prelude of by's stream; process() takes the slot from c->pre_slot. */
+static void on_preexisting(void *ctx, const ar_live_t *b, const ar_event_t *by)
+{
+	comp_t *c = ctx;
+	uint32_t t = stream_of(c, by->thread), s;
+	c->pre_slot = NONE32;
+	if (t == NONE32 || c->pre_fill[t] >= c->pre_count[t] || (s = slot_new(c)) == NONE32) {
+		c->pre_overflow = 1; /* the two passes disagree, or memory is short */
+		return;
+	}
+	uint64_t idx = c->pre_fill[t]++;
+	c->ops[t][idx] = (ar_wl_op_t){ .kind = AR_WL_MALLOC, .slot = s, .size = b->bytes };
+	link_op(c, t, s, idx);
+	c->slots[s].live = 1;
+	c->pre_slot = s;
+}
+
+/* The slot of a release that ar_liveset_release did not find: a
+ * pre-existing block's (on_preexisting ran), else NONE32. */
+static uint32_t take_preexisting(comp_t *c, const ar_event_t *e)
+{
+	uint32_t s = c->live.window && e->old_size ? c->pre_slot : NONE32;
+	c->pre_slot = NONE32;
+	return s;
 }
 
 /* e->result lives in slot s: now, or from e->seq2 on (SPEC 4). */
@@ -427,11 +479,12 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 	case AR_WL_FREE:
 		if (!e->ptr) /* free(0): a real, cheap call; replay it as is */
 			return emit(c, t, kind, 0, AR_WL_NOSLOT, 0, 0) < 0 ? FULL() : 0;
-		if (!ar_liveset_release(&c->live, e->ptr, e, &b)) {
+		if (ar_liveset_release(&c->live, e->ptr, e, &b)) {
+			s = (uint32_t)b.tag;
+		} else if ((s = take_preexisting(c, e)) == NONE32) {
 			c->hdr->skipped_unknown_frees++;
 			return 0;
 		}
-		s = (uint32_t)b.tag;
 		if ((idx = emit(c, t, kind, 0, s, 0, 0)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
@@ -445,7 +498,7 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 		 * NULL, ends p's life at seq; a failed one leaves p live. */
 		int known = ar_event_releases_input(e) ? ar_liveset_release(&c->live, e->ptr, e, &b)
 						       : ar_liveset_find(&c->live, e->ptr, &b);
-		s = known ? (uint32_t)b.tag : NONE32;
+		s = known ? (uint32_t)b.tag : ar_event_releases_input(e) ? take_preexisting(c, e) : NONE32;
 		if (s == NONE32) { /* realloc(NULL, n), or of an unknown pointer */
 			if (e->ptr)
 				c->hdr->unknown_reallocs++;
@@ -520,6 +573,69 @@ static uint64_t handoff_budget(uint64_t events, uint64_t mine, uint32_t nthreads
 	return nthreads > 1 ? (mine < others ? mine : others) : 0;
 }
 
+/* Streams of the threads tis[0..n) (tis[0] may be NULL: an empty trace).
+ * Thread indices are the writer's choice (SPEC 6.4: not necessarily dense,
+ * up to 2^32-1): a direct table when they are small, else a sorted array
+ * searched per event. */
+static int map_streams(comp_t *c, const ar_thread_info_t **tis, uint32_t n)
+{
+	uint32_t maxidx = 0;
+	for (uint32_t i = 0; tis[0] && i < n; i++)
+		if (tis[i]->index > maxidx)
+			maxidx = tis[i]->index;
+	if (maxidx < 65536) {
+		c->tmap_len = maxidx + 1;
+		if (!(c->tmap = malloc((size_t)c->tmap_len * sizeof *c->tmap)))
+			return errf(c, AR_ENOMEM, "out of memory");
+		memset(c->tmap, 0xff, (size_t)c->tmap_len * sizeof *c->tmap);
+	} else if (!(c->tsorted = malloc((size_t)n * sizeof *c->tsorted))) {
+		return errf(c, AR_ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const ar_thread_info_t *ti = tis[i];
+		if (ti && c->tmap)
+			c->tmap[ti->index] = i;
+		else if (c->tsorted)
+			c->tsorted[i] = (uint64_t)(ti ? ti->index : 0) << 32 | i;
+	}
+	if (c->tsorted)
+		qsort(c->tsorted, n, sizeof *c->tsorted, cmp_u64);
+	c->nthr = n;
+	return 0;
+}
+
+/* First pass of a window trace: count each stream's pre-existing blocks. */
+static void count_preexisting(void *ctx, const ar_live_t *b, const ar_event_t *by)
+{
+	comp_t *c = ctx;
+	uint32_t t = stream_of(c, by->thread);
+	if (t != NONE32)
+		c->pre_count[t]++;
+	c->pre_blocks++;
+	c->pre_total += b->bytes;
+}
+
+static int find_preexisting(comp_t *c, ar_reader_t *r, uint32_t n)
+{
+	c->pre_count = calloc(n, sizeof *c->pre_count);
+	c->pre_fill = calloc(n, sizeof *c->pre_fill);
+	if (!c->pre_count || !c->pre_fill)
+		return errf(c, AR_ENOMEM, "out of memory");
+	if (!c->window)
+		return 0;
+	ar_liveset_t ls;
+	ar_liveset_init(&ls, NULL, NULL, c);
+	ls.window = 1;
+	ls.preexisting = count_preexisting;
+	ar_event_t e;
+	int more, rc = 0;
+	while (rc == 0 && (more = ar_reader_next_merged(r, &e)) == 1)
+		rc = ar_liveset_apply(&ls, &e, 0);
+	ar_liveset_free(&ls);
+	ar_reader_rewind(r); /* a corrupt tail stops the second pass at the same event */
+	return rc ? errf(c, AR_ENOMEM, "out of memory for the address table") : 0;
+}
+
 /* Lay out the output file for reader r, create and map it. */
 static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **map, size_t *bytes)
 {
@@ -542,6 +658,13 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 			tis[k++] = ar_reader_thread_at(r, i);
 	if (n == 0)
 		n = 1; /* an empty trace still replays: one thread, no ops */
+	int rc0 = map_streams(c, tis, n);
+	if (rc0 == 0)
+		rc0 = find_preexisting(c, r, n);
+	if (rc0 != 0) {
+		free(tis);
+		return rc0;
+	}
 	uint64_t events = ar_reader_event_count(r);
 	uint64_t marks = events < AR_WL_SAMPLES ? events : AR_WL_SAMPLES;
 	uint64_t off = align_up(sizeof(ar_wl_header_t) + (uint64_t)n * sizeof(ar_wl_thread_t));
@@ -558,7 +681,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 		const ar_thread_info_t *ti = tis[i];
 		uint64_t mine = ti ? ti->events : 0;
 		c->handoff_budget[i] = handoff_budget(events, mine, n);
-		caps[i] = mine + marks + 1 + sync_budget(events, n) + c->handoff_budget[i];
+		caps[i] = mine + marks + 1 + sync_budget(events, n) + c->handoff_budget[i] + c->pre_count[i];
 		offs[i] = off;
 		off += align_up(caps[i] * sizeof(ar_wl_op_t));
 	}
@@ -605,40 +728,20 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 	if (c->tfree)
 		memset(c->tfree, 0xff, n * sizeof *c->tfree);
 	int rc = 0;
-	/* Thread indices are the writer's choice (SPEC 6.4: not necessarily
-	 * dense, up to 2^32-1): a direct table when they are small, else a
-	 * sorted array searched per event. */
-	uint32_t maxidx = 0;
-	for (uint32_t i = 0; tis[0] && i < n; i++)
-		if (tis[i]->index > maxidx)
-			maxidx = tis[i]->index;
-	if (maxidx < 65536) {
-		c->tmap_len = maxidx + 1;
-		c->tmap = malloc((size_t)c->tmap_len * sizeof *c->tmap);
-	} else {
-		c->tsorted = malloc((size_t)n * sizeof *c->tsorted);
-	}
-	if (!c->ops || (!c->tmap && !c->tsorted) || !c->tfree) {
+	if (!c->ops || !c->tfree) {
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	} else {
-		if (c->tmap)
-			memset(c->tmap, 0xff, (size_t)c->tmap_len * sizeof *c->tmap);
 		for (uint32_t i = 0; i < n; i++) {
 			const ar_thread_info_t *ti = tis[i];
 			c->thr[i].trace_index = ti ? ti->index : 0;
 			c->thr[i].offset = offs[i];
 			c->thr[i].capacity = caps[i];
+			/* the prelude comes first, filled by the second pass */
+			c->thr[i].prelude_ops = c->thr[i].nops = c->pre_count[i];
 			c->ops[i] = (ar_wl_op_t *)((char *)m + offs[i]);
-			if (ti && c->tmap)
-				c->tmap[ti->index] = i;
-			else if (c->tsorted)
-				c->tsorted[i] = (uint64_t)(ti ? ti->index : 0) << 32 | i;
 		}
-		if (c->tsorted)
-			qsort(c->tsorted, n, sizeof *c->tsorted, cmp_u64);
 	}
 	free(tis);
-	c->nthr = n;
 	c->g_last = calloc(n, sizeof *c->g_last);
 	c->last_ns = calloc(n, sizeof *c->last_ns);
 	c->spacing_ns = calloc(n, sizeof *c->spacing_ns);
@@ -663,6 +766,29 @@ static uint64_t clock_eps(const ar_header_t *h)
 	if (h->clock_resolution_ns > eps)
 		eps = h->clock_resolution_ns;
 	return eps > UINT64_MAX / 2 ? UINT64_MAX / 2 : eps;
+}
+
+/* A window trace (SPEC 6.11): what the header says about it, and the
+ * pre-existing blocks live from the start, which is where the live bytes
+ * begin (the peak is there until the window allocates more than it frees
+ * of them: peak_op is then the first op after stream 0's prelude). */
+static void start_window(comp_t *c, const ar_reader_t *r)
+{
+	c->live.window = c->window;
+	c->live.preexisting = on_preexisting;
+	if (!c->window)
+		return;
+	const ar_window_info_t *w = ar_reader_window(r);
+	c->hdr->window = 1;
+	c->hdr->window_index = w ? w->index : 0;
+	c->hdr->window_reason = w ? w->reason : 0;
+	c->hdr->heap_at_start_bytes = w ? w->heap_in_use_bytes : 0;
+	c->hdr->preexisting_blocks = c->pre_blocks;
+	c->hdr->preexisting_bytes = c->pre_total > UINT64_MAX ? UINT64_MAX : (uint64_t)c->pre_total;
+	c->hdr->peak_live_bytes = live64(c);
+	c->hdr->peak_live_blocks = c->pre_blocks;
+	c->hdr->peak_thread = 0;
+	c->hdr->peak_op = c->pre_count[0];
 }
 
 int ar_wl_digest(const ar_workload_t *w, uint8_t out[32])
@@ -715,13 +841,15 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 	}
 	comp_t c = { .err = err, .path = trace_path, .gfree = { NONE32, NONE32 },
 		     .schedule = opts->schedule, .run_thread = NONE32, .exclusive = opts->exclusive,
-		     .eps_ns = clock_eps(ar_reader_header(r)) };
+		     .eps_ns = clock_eps(ar_reader_header(r)), .pre_slot = NONE32,
+		     .window = (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0 };
 	ar_wl_decoder_t dec = { 0 };
 	void *map = NULL;
 	size_t bytes = 0;
 	if ((rc = open_output(&c, r, out_path, &map, &bytes)) != 0)
 		goto out;
 	ar_liveset_init(&c.live, NULL, on_acquired, &c);
+	start_window(&c, r);
 	uint64_t events = ar_reader_event_count(r);
 	uint64_t interval = (events + AR_WL_SAMPLES - 1) / AR_WL_SAMPLES;
 	if (interval < AR_WL_SAMPLE_MIN_EVENTS)
@@ -763,6 +891,13 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 	}
 	/* A decode error mid-way keeps the valid prefix (DESIGN: nothing lost
 	 * silently): the status says so and the caller reports it. */
+	for (uint32_t t = 0; !c.pre_overflow && t < c.nthr; t++)
+		c.pre_overflow = c.pre_fill[t] != c.pre_count[t];
+	if (c.pre_overflow) { /* both passes apply the same rule to the same events */
+		rc = errf(&c, AR_EFORMAT, "the pre-existing blocks of the window differ between the two passes "
+				       "(a compiler bug, or out of slots)");
+		goto out;
+	}
 	c.hdr->trace_status = more < 0 ? AR_STATUS_CORRUPT : (uint32_t)ar_reader_status(r);
 	c.hdr->events = k;
 	c.hdr->lost_blocks = c.live.displaced;
@@ -798,6 +933,8 @@ out:
 	free(c.spacing_ns);
 	free(c.sync_budget);
 	free(c.handoff_budget);
+	free(c.pre_count);
+	free(c.pre_fill);
 	ar_reader_close(r);
 	return rc;
 }

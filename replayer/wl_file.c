@@ -83,7 +83,7 @@ int ar_wl_open(ar_workload_t *w, const char *path, char *err, size_t errcap)
 	w->threads = (const ar_wl_thread_t *)(h + 1);
 	for (uint32_t i = 0; i < h->nthreads; i++) {
 		const ar_wl_thread_t *t = &w->threads[i];
-		if (t->nops > t->capacity || t->offset % AR_WL_ALIGN != 0 ||
+		if (t->nops > t->capacity || t->prelude_ops > t->nops || t->offset % AR_WL_ALIGN != 0 ||
 		    t->offset > h->file_bytes ||
 		    t->capacity > (h->file_bytes - t->offset) / sizeof(ar_wl_op_t)) {
 			ar_wl_close(w);

@@ -47,6 +47,7 @@ typedef struct ar_wthread {
 	uint32_t index;
 	const ar_wl_op_t *ops;
 	uint64_t nops;
+	uint64_t first_op; /* ops before it are the prelude (workload.h), run untimed before the window */
 	ar_hist_t *hist[AR_WL_NCALLS]; /* NULL for kinds this thread never calls */
 	uint64_t calls, failed_allocs, leaked_blocks;
 	uint64_t unexpected_failed_allocs; /* NULL where the traced call succeeded */
@@ -95,12 +96,19 @@ typedef struct ar_worker {
 	uint64_t t0_ns;
 	uint64_t dep_timeout_ns;
 	pthread_barrier_t start, done, leave;
+	/* A window trace's preludes: every thread allocates its pre-existing
+	 * blocks between these two, after the baselines, before `start`. */
+	int has_prelude;
+	pthread_barrier_t prelude_go, prelude_done;
 } ar_worker_t;
 
 extern ar_worker_t ar_wk;
 
-/* Replay thread t's stream (the whole of it). */
+/* Replay thread t's stream after its prelude. */
 void ar_replay_stream(ar_wthread_t *t);
+/* Run thread t's prelude (workload.h): allocate its pre-existing blocks,
+ * untimed, touched like any block. */
+void ar_replay_prelude(ar_wthread_t *t);
 /* Anonymous resident bytes of this process (from /proc/self/statm), or 0. */
 uint64_t ar_probe_anon_rss(void);
 

@@ -160,6 +160,8 @@ static void setup_memory(void)
 		t->apass_at = ar_wk.slot_size && i == h->peak_thread ? h->peak_op : UINT64_MAX;
 		t->ops = ar_wl_ops(&ar_wk.wl, (uint32_t)i);
 		t->nops = ar_wk.wl.threads[i].nops;
+		t->first_op = ar_wk.wl.threads[i].prelude_ops;
+		ar_wk.has_prelude |= t->first_op != 0;
 		for (int k = 0; k < AR_WL_NCALLS; k++)
 			if (ar_wk.wl.threads[i].ops_by_kind[k]) {
 				t->hist[k] = hist++;
@@ -191,6 +193,11 @@ static void map_progress(int progress_fd)
 static void *thread_main(void *arg)
 {
 	ar_wthread_t *t = arg;
+	if (ar_wk.has_prelude) {
+		pthread_barrier_wait(&ar_wk.prelude_go);
+		ar_replay_prelude(t);
+		pthread_barrier_wait(&ar_wk.prelude_done);
+	}
 	pthread_barrier_wait(&ar_wk.start);
 	ar_replay_stream(t);
 	pthread_barrier_wait(&ar_wk.done);
@@ -419,6 +426,8 @@ static void start_threads(void)
 	pthread_barrier_init(&ar_wk.start, NULL, n);
 	pthread_barrier_init(&ar_wk.done, NULL, n);
 	pthread_barrier_init(&ar_wk.leave, NULL, n);
+	pthread_barrier_init(&ar_wk.prelude_go, NULL, n);
+	pthread_barrier_init(&ar_wk.prelude_done, NULL, n);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1u << 20);
@@ -449,6 +458,18 @@ static void take_baselines(measures_t *m)
 	m->exact_peak = ar_probe_reset_hwm() == 0 && ar_probe_rss(&m->base_rss, &hwm) == 0;
 	m->have_ours = ar_probe_ours_counts(&m->base_allocs, &m->base_frees);
 	getrusage(RUSAGE_SELF, &m->ru0);
+}
+
+/* Phase 1, after the baselines: a window trace's pre-existing blocks, each
+ * thread its own (workload.h), so the heap figures count them and the
+ * timed window does not. */
+static void run_preludes(void)
+{
+	if (!ar_wk.has_prelude)
+		return;
+	pthread_barrier_wait(&ar_wk.prelude_go);
+	ar_replay_prelude(&ar_wk.th[0]);
+	pthread_barrier_wait(&ar_wk.prelude_done);
 }
 
 /* Phase 2: the replay window — barrier, this thread's stream, barrier —
@@ -671,6 +692,7 @@ int main(int argc, char **argv)
 	set_up_harness(&o);
 	start_threads();
 	take_baselines(&m);
+	run_preludes();
 
 	replay_window(&m);
 

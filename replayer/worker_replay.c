@@ -261,9 +261,9 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	 * cost stays what it was before progress was counted): the access
 	 * pass at op apass_at, and every AR_WK_PROGRESS_EVERY ops the addition
 	 * of the ops done to ar_wk.ops_done. */
-	uint64_t i, counted = 0, next_count = AR_WK_PROGRESS_EVERY;
+	uint64_t i, counted = t->first_op, next_count = t->first_op + AR_WK_PROGRESS_EVERY;
 	uint64_t next = t->apass_at < next_count ? t->apass_at : next_count;
-	for (i = 0; i < t->nops; i++) {
+	for (i = t->first_op; i < t->nops; i++) {
 		const ar_wl_op_t *op = &t->ops[i];
 		const uint32_t s = op->slot;
 		atomic_store_explicit(&t->progress, i, memory_order_release);
@@ -429,6 +429,31 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	t->sampler.left = cd;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
+}
+
+void ar_replay_prelude(ar_wthread_t *t)
+{
+	void **slots = ar_wk.slot_ptr;
+	for (uint64_t i = 0; i < t->first_op && i < t->nops; i++) {
+		const ar_wl_op_t *op = &t->ops[i];
+		uint32_t s = op->slot;
+		if (op->kind != AR_WL_MALLOC || s >= ar_wk.wl.hdr->nslots) {
+			fail(t, i, op, "a prelude op is not a malloc of a slot of the workload");
+			return;
+		}
+		void *p = malloc(op->size);
+		if (!p) { /* counted; the block's free is skipped (skipped_ops) */
+			t->failed_allocs++;
+			t->unexpected_failed_allocs++;
+			continue;
+		}
+		t->allocs_expected++;
+		slots[s] = p;
+		if (ar_wk.slot_size)
+			ar_wk.slot_size[s] = op->size;
+		touch(p, op->size);
+	}
+	atomic_fetch_add_explicit(ar_wk.ops_done, t->first_op, memory_order_relaxed);
 }
 
 void ar_replay_stream(ar_wthread_t *t)

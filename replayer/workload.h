@@ -73,6 +73,19 @@
  * With AR_WL_SCHEDULE_FREE no hand-off is made (the schedule of
  * AR_WL_VERSION 4): threads contend as if nothing had serialised them.
  *
+ * A window trace (SPEC 6.11: recording began while the heap was in use)
+ * frees and reallocs blocks it never saw allocated; each carries the old
+ * block's size. Such a pre-existing block gets a slot of its own (never
+ * used before it, so nothing in the window collides with it) and a MALLOC
+ * of old_size bytes in the *prelude* of the stream that frees or reallocs
+ * it: the first prelude_ops ops of the stream, run before the replay window
+ * (after the worker's baselines, so the heap figures include them; untimed,
+ * not counted as calls). The thread that will free the block allocates it,
+ * so the free needs no dependency on another stream and hits the same
+ * thread cache as the recorded free most likely did. The live bytes of the
+ * header (peak, samples) count the pre-existing blocks from the start until
+ * their release, like alloctrace stats.
+ *
  * The file layout (all little-endian, native structs; the cache is per
  * machine and carries the version in its name):
  *   ar_wl_header_t | ar_wl_thread_t[nthreads] | op arrays, one per thread,
@@ -90,10 +103,11 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 6 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+#define AR_WL_VERSION 7 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
 			   * for threads with events, live bytes saturate at 2^64-1; 5: the
 			   * recorded schedule (hand-off SYNCs) and its counters; 6: the
-			   * content digest and the trace's size and indexed event count */
+			   * content digest and the trace's size and indexed event count;
+			   * 7: window traces, the prelude of pre-existing blocks */
 /* Replay threads at most: one per traced thread with events, all alive at
  * once in the worker (1 MiB stack each). A trace with more is refused when
  * compiled (AR_ELIMIT), not started and killed by the thread limit. */
@@ -186,7 +200,8 @@ typedef struct ar_wl_thread {
 	uint64_t offset;      /* byte offset of the op array */
 	uint64_t capacity;    /* ops reserved */
 	uint64_t nops;        /* ops used, SAMPLE markers included */
-	uint64_t ops_by_kind[AR_WL_NKINDS];
+	uint64_t ops_by_kind[AR_WL_NKINDS]; /* prelude ops not included */
+	uint64_t prelude_ops; /* the first ops: MALLOCs of pre-existing blocks, run before the window */
 } ar_wl_thread_t;
 
 typedef struct ar_wl_header {
@@ -237,6 +252,13 @@ typedef struct ar_wl_header {
 	 * index announced (ar_reader_event_count) when it was compiled. */
 	uint64_t trace_file_bytes;
 	uint64_t trace_indexed_events;
+	/* A window trace (SPEC 6.11; window 0 for other traces, every field
+	 * below 0): its WINDOW record's index and reason (0 without one), the
+	 * pre-existing blocks replayed in the preludes and their bytes, and the
+	 * allocator's in-use bytes at the window's start (0 = unknown). */
+	uint32_t window, window_index, window_reason, reserved2;
+	uint64_t preexisting_blocks, preexisting_bytes;
+	uint64_t heap_at_start_bytes;
 	/* SHA-256 of the content, ar_wl_digest(): written last by the compiler,
 	 * so a file cut or damaged after the compile no longer matches it. */
 	uint8_t content_sha256[32];

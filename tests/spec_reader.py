@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# spec_reader.py -- an independent reader of the allocrr trace format 1.0.
+# spec_reader.py -- an independent reader of the allocrr trace format 1.3 (and every earlier 1.x).
 #
 # Written from trace-format/SPEC.md ALONE, without looking at the C reader or
 # writer: it is the "second reader" that keeps the specification honest.
@@ -11,6 +11,10 @@
 #                                                      as `alloctrace dump --extra` (SPEC 9)
 #   /usr/bin/python3 tests/spec_reader.py verify FILE  "ok N events" / "truncated ..." /
 #                                                      "corrupt ...", exit 0 / 1 / 2 (SPEC 7.2)
+#   /usr/bin/python3 tests/spec_reader.py process FILE the metadata of SPEC 6.7-6.11 as JSON
+#   ... --as-1.2 dump|verify|process FILE             read as a 1.2 reader would: knowing
+#                                                      nothing of 1.3 (SPEC 8: the sized ops
+#                                                      are decoded from the op table's masks)
 #
 # Unlike a conforming production reader (SPEC 7.1), this one keeps every event
 # in memory and sorts them: it is a test oracle, not a tool for huge traces.
@@ -42,11 +46,17 @@ BUILTIN_OPS = {
     10: ("pvalloc", 0x30),
 }
 
+# SPEC 5.1, since 1.3: the sized ops, a free or realloc carrying the old
+# block's usable size in the align field; their base op's name.
+SIZED_OPS = {11: ("free_sized", 0x06, "free"), 12: ("realloc_sized", 0x37, "realloc"),
+             13: ("reallocarray_sized", 0x3f, "reallocarray")}
+
 MAX_RSS_SAMPLES = 1 << 21
 
 # SPEC 6 record types (8-10 since 1.1)
 R_EVENTS, R_THREAD_START, R_THREAD_EXIT, R_THREAD_NAME, R_STACK, R_MODULE, R_FOOTER = range(1, 8)
 R_ALLOCATOR, R_RSS_SAMPLE, R_PROCESS = 8, 9, 10
+R_WINDOW = 11  # since 1.3
 
 
 class Stop(Exception):
@@ -136,6 +146,12 @@ class Trace:
         self.scrub_note = b""
         self.flags = 0            # SPEC 3.1 header flags
         self.minor = 0
+        self.known_minor = 3      # the minor version this reader implements (--as-1.2: 2)
+        self.window = None        # SPEC 6.11, since 1.3: the record's six fields
+
+    def sized(self, code):
+        """SPEC 5.1: the sized op `code` means something only to a 1.3 reader of a 1.3 trace."""
+        return code in SIZED_OPS and min(self.minor, self.known_minor) >= 3
 
 
 # ---------------------------------------------------------------- SPEC 3.1
@@ -173,6 +189,10 @@ def parse_header(tr, c):
             if (name.decode("utf-8", "replace"), mask) != BUILTIN_OPS[code]:
                 c.bad("op %d declared as %s/0x%x, SPEC 5.1 says %s/0x%x"
                       % ((code, name, mask) + BUILTIN_OPS[code]))
+        elif code in SIZED_OPS and min(minor, tr.known_minor) >= 3:
+            if (name.decode("utf-8", "replace"), mask) != SIZED_OPS[code][:2]:
+                c.bad("op %d declared as %s/0x%x, SPEC 5.1 says %s/0x%x"
+                      % ((code, name, mask) + SIZED_OPS[code][:2]))
         elif mask & ~0x3F:
             c.bad("op %d has unknown field mask bits 0x%x" % (code, mask))
         tr.ops[code] = (name.decode("utf-8", "replace"), mask)
@@ -277,9 +297,16 @@ def decode_events(tr, body, d, where):
             p = read_ptr(ptrc, OUT, ptr_state)
             IN.append(p)
             fields.append("0x%x" % p)
+        old_size = None
         for bit in (F_ALIGN, F_COUNT, F_SIZE):
             if mask & bit:
-                fields.append("%d" % argc.varint())
+                v = argc.varint()
+                if bit == F_ALIGN and tr.sized(code):
+                    old_size = v    # SPEC 5.1: the old block's size, not an alignment
+                else:
+                    fields.append("%d" % v)
+        if tr.sized(code):
+            name = SIZED_OPS[code][2]
         error = None
         if b & 0x80:                # SPEC 5.3: after the op's args
             error = argc.varint()
@@ -294,7 +321,8 @@ def decode_events(tr, body, d, where):
                     ptrc.bad("result 0 without the NULL flag")
                 OUT.append(r)
             fields.append("= 0x%x" % r)
-        extra = ["t=%d" % (prev_time * tr.time_unit)]
+        extra = ["old_size=%d" % old_size] if old_size else []  # SPEC 9, even without --extra
+        extra.append("t=%d" % (prev_time * tr.time_unit))
         if seq2 is not None:
             extra.append("seq2=%d" % seq2)
         if b & 0x20:
@@ -367,6 +395,9 @@ def parse_meta_record(tr, rtype, c, blocks_before):
             tr.process += (c.varint(), c.varint())
         if c.left() > 0:
             tr.process += (c.varint(),)
+    elif rtype == R_WINDOW and tr.known_minor >= 3:
+        # index, reason, start time, process start, heap in use, heap source
+        tr.window = tuple(c.varint() for _ in range(5)) + (c.string(63, "heap source"),)
     # other types: skipped by their length (SPEC 8)
 
 
@@ -486,11 +517,12 @@ def merged(tr):
     return evs
 
 
-def read_trace(path):
+def read_trace(path, known_minor=3):
     """Returns (trace, status, exc): status 'ok', 'truncated' or 'corrupt'."""
     with open(path, "rb") as f:
         data = f.read()
     tr = Trace()
+    tr.known_minor = known_minor
     status, exc = "ok", None
     try:
         parse_file(tr, data)
@@ -528,8 +560,15 @@ def process_json(tr):
                 "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes")
         out["process"] = dict(zip(keys, tr.process))
     out["rss_samples"] = len(tr.rss)
+    if tr.window:  # SPEC 6.11
+        keys = ("index", "reason", "start_time_ns", "process_start_ns", "heap_in_use_bytes")
+        out["window"] = dict(zip(keys, tr.window[:5]))
+        out["window"]["heap_source"] = tr.window[5].decode("utf-8", "replace")
+    if tr.minor >= 3 and tr.known_minor >= 3:
+        out["window_trace"] = bool(tr.flags & 32)
     if tr.stop:  # SPEC 6.7, a bounded recording
-        out["stopped"] = {1: "max-size", 2: "duration"}.get(tr.stop[0], "reason %d" % tr.stop[0])
+        out["stopped"] = {1: "max-size", 2: "duration", 3: "stop-command", 4: "detach",
+                          5: "rotate"}.get(tr.stop[0], "reason %d" % tr.stop[0])
         out["calls_after_stop"] = tr.stop[1]
     if tr.minor >= 2:  # SPEC 3.1, named as `alloctrace info --json` names them
         out["source_format"] = tr.source_format.decode("utf-8", "replace") or None
@@ -543,10 +582,13 @@ def process_json(tr):
 
 
 def main(argv):
+    known = 3
+    if len(argv) > 1 and argv[1] == "--as-1.2":
+        known, argv = 2, argv[:1] + argv[2:]
     if len(argv) != 3 or argv[1] not in ("dump", "verify", "process"):
-        sys.stderr.write("usage: spec_reader.py dump|verify|process FILE\n")
+        sys.stderr.write("usage: spec_reader.py [--as-1.2] dump|verify|process FILE\n")
         return 2
-    tr, status, exc = read_trace(argv[2])
+    tr, status, exc = read_trace(argv[2], known)
     if argv[1] == "process":
         print(process_json(tr))
         return {"ok": 0, "truncated": 1, "corrupt": 2}[status]

@@ -45,8 +45,10 @@ extern "C" {
 #define AR_TRACE_VERSION_MAJOR 1 /* readers refuse a different major */
 /* Readers accept any minor, skipping what they do not know. 1.1 added the
  * ALLOCATOR, RSS_SAMPLE and PROCESS records (SPEC 6.8-6.10); 1.2 the
- * header's source format and scrub note and flag bits 2-4 (SPEC 3.1). */
-#define AR_TRACE_VERSION_MINOR 2
+ * header's source format and scrub note and flag bits 2-4 (SPEC 3.1); 1.3
+ * window traces: the WINDOW record, flag bit 5 and the sized ops 11-13 that
+ * carry a free's or realloc's old_size (SPEC 5.1, 6.11). */
+#define AR_TRACE_VERSION_MINOR 3
 
 /* ---- error codes ------------------------------------------------------ */
 enum {
@@ -127,6 +129,14 @@ typedef struct ar_event {
 			   * value, errno for the others), 0 when none; kept only
 			   * with a NULL result, at most 65535 (SPEC 5.3) */
 	uint8_t op;       /* ar_op_t, or a code the header's op table names */
+	uint64_t old_size; /* since 1.3, free, realloc and reallocarray in a window
+			    * trace (AR_HDR_WINDOW): malloc_usable_size(ptr)
+			    * measured just before the call, so a block allocated
+			    * before the window can be replayed; 0 = not measured.
+			    * On disk such an event is one of the sized ops 11-13
+			    * (SPEC 5.1); the reader gives it back as AR_OP_FREE,
+			    * AR_OP_REALLOC or AR_OP_REALLOCARRAY with old_size set,
+			    * and ar_evbuf_append takes it the same way. */
 } ar_event_t;
 
 /* ---- header ------------------------------------------------------------ */
@@ -171,10 +181,19 @@ enum {
 	AR_HDR_SCRUBBED = 1u << 2,  /* since 1.2: rewritten by `alloctrace scrub` (scrub_note says how) */
 	AR_HDR_IMPORTED = 1u << 3,  /* since 1.2: converted from another tool's format (source_format) */
 	AR_HDR_NO_TIMES = 1u << 4,  /* since 1.2: the source had no event times; every time is 0 */
+	AR_HDR_WINDOW = 1u << 5,    /* since 1.3: recording began while the process's heap was
+				     * already in use (attach, a paused start, a rotation):
+				     * frees and reallocs carry old_size, the WINDOW record
+				     * says what the heap held at the start */
 };
 
 /* Fill h with this format version, the standard op table and zeroes. */
 void ar_header_init(ar_header_t *h);
+/* 1 when code is one of the sized ops of SPEC 5.1 (since 1.3) in a trace
+ * with header h: the on-disk form of a free / realloc / reallocarray with an
+ * old_size, which the reader never returns (those events carry the base op),
+ * so tools listing h->ops skip it. */
+int ar_op_is_sized(const ar_header_t *h, unsigned code);
 
 /* ---- metadata records --------------------------------------------------- */
 typedef struct ar_thread_info {
@@ -260,7 +279,30 @@ typedef struct ar_footer {
 	uint64_t stop_reason; /* AR_STOP_NONE, AR_STOP_MAX_SIZE, AR_STOP_DURATION */
 	uint64_t after_stop;
 } ar_footer_t;
-enum { AR_STOP_NONE = 0, AR_STOP_MAX_SIZE = 1, AR_STOP_DURATION = 2 };
+enum {
+	AR_STOP_NONE = 0, AR_STOP_MAX_SIZE = 1, AR_STOP_DURATION = 2,
+	/* since 1.3: a window ended while the program went on */
+	AR_STOP_COMMAND = 3, /* allocrec --stop PID (or its signal) paused recording */
+	AR_STOP_DETACH = 4,  /* allocrec --detach PID, or the end of an attach's --duration */
+	AR_STOP_ROTATE = 5,  /* --rotate: the next segment is another file */
+};
+
+/* WINDOW record (since 1.3, SPEC 6.11): a trace that does not start with the
+ * process (AR_HDR_WINDOW) says how it started and what the heap held then.
+ * The blocks live at the start that the window frees or reallocs are known
+ * by their old_size; the rest of the heap at the start is known only as the
+ * figure below, and only when the allocator can tell it. */
+#define AR_WINDOW_SOURCE_MAX 64
+typedef struct ar_window_info {
+	uint32_t index;            /* 1 for the process's first window, 2 for the next ... */
+	uint32_t reason;           /* AR_WINDOW_* */
+	uint64_t start_time_ns;    /* ns since the header's start (normally 0) */
+	uint64_t process_start_ns; /* how long the process had run at the window's start, 0 = unknown */
+	uint64_t heap_in_use_bytes; /* the allocator's own count of bytes in use at the start, 0 = unknown */
+	char heap_source[AR_WINDOW_SOURCE_MAX]; /* how it was read ("glibc mallinfo2",
+						 * "jemalloc stats.allocated"); "" = unknown */
+} ar_window_info_t;
+enum { AR_WINDOW_ATTACH = 1, AR_WINDOW_START = 2, AR_WINDOW_ROTATE = 3 };
 
 /* ---- writer: memory supplied by the caller ------------------------------- */
 /* Same shape as zstd's ZSTD_customMem, which it is handed to. */
@@ -293,6 +335,8 @@ typedef struct ar_evbuf {
 	uint32_t nevents;
 	uint32_t thread;
 	uint64_t os_tid;
+	uint32_t nslots;    /* slots used: nevents, plus one for each reallocarray
+			     * with an old_size (it needs a second slot) */
 	uint64_t first_seq, last_seq; /* last_seq includes a final seq2 */
 	uint64_t events_by_op[AR_OP_LIMIT];
 } ar_evbuf_t;
@@ -305,7 +349,9 @@ void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, u
  * end of b. Returns 0, AR_EFULL when the buffer is full (nothing stored:
  * write the buffer out, reset it and append again), or AR_EINVAL when the
  * event breaks a rule (unknown op; seq not above the thread's previous seq
- * or seq2, SPEC 4; seq2 not above seq).
+ * or seq2, SPEC 4; seq2 not above seq; an old_size on an op other than
+ * free, realloc and reallocarray). A reallocarray with an old_size takes
+ * two slots.
  */
 int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e);
 
@@ -327,6 +373,9 @@ int ar_meta_module(ar_metabuf_t *m, const ar_module_info_t *mod);
  * bytes) are cut. NULL strings are written empty. */
 int ar_meta_allocator(ar_metabuf_t *m, const char *path, const char *soname, const char *version);
 int ar_meta_rss_sample(ar_metabuf_t *m, const ar_rss_sample_t *s);
+/* Since 1.3 (SPEC 6.11): once, in the first metadata block after the header,
+ * in a window trace. heap_source longer than 63 bytes is cut. */
+int ar_meta_window(ar_metabuf_t *m, const ar_window_info_t *w);
 /* The PROCESS record from p's start/peak/end/interval fields (the allocator
  * fields and the has_* flags are ignored). */
 int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *p);
@@ -428,6 +477,11 @@ const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i);
  * one); has_allocator / has_process say which of the two it had. A later
  * record of a kind replaces an earlier one. */
 const ar_process_info_t *ar_reader_process(const ar_reader_t *r);
+/* The WINDOW record (format 1.3, SPEC 6.11), or NULL when the trace has
+ * none. A window trace is one whose header has AR_HDR_WINDOW; a WINDOW
+ * record in a trace without the flag is returned as written, and tools
+ * follow the flag. A later record replaces an earlier one. */
+const ar_window_info_t *ar_reader_window(const ar_reader_t *r);
 /* RSS samples in file order, which the recorder makes time order (a reader
  * does not check it); 0 for a trace without them. The first sample of a
  * recorded trace is the one taken at start (seq 0). */
@@ -493,7 +547,21 @@ typedef struct ar_liveset {
 	uint64_t displaced;
 	unsigned __int128 displaced_exact;
 	uint64_t npending;         /* realloc results waiting for their seq2 */
+	/* A window trace (AR_HDR_WINDOW, SPEC 6.11): set `window` after init and
+	 * a release of an address not live that carries an old_size is a
+	 * pre-existing block, live from the window's start until that release,
+	 * instead of an unknown release. They are counted here, and
+	 * peak_live_bytes counts them: it is the highest of (the pre-existing
+	 * bytes still live + live_exact) over the trace so far, which is
+	 * preexisting_exact + the highest (live_exact - pre-existing bytes
+	 * released so far); peak_seq is 0 when the peak is at the window's
+	 * start. live_exact itself counts only the blocks the trace allocated. */
+	int window;
+	ar_live_released_fn *preexisting; /* called for each (b->tag 0, b->bytes = old_size); may be NULL */
+	uint64_t preexisting_blocks;
+	unsigned __int128 preexisting_exact;
 	/* private */
+	__int128 peak_window; /* highest live_exact - preexisting_exact so far */
 	ar_live_t *tab; /* open addressing on ptr, 0 = empty; backward-shift deletion */
 	uint64_t cap;
 	unsigned shift;
@@ -521,7 +589,9 @@ int ar_liveset_apply(ar_liveset_t *ls, const ar_event_t *e, uint64_t tag);
 int ar_liveset_advance(ar_liveset_t *ls, uint64_t seq);
 /* End the life of the block at ptr: 1 with *out (may be NULL) filled and
  * `released` called, or 0 when nothing lives at ptr (counted in
- * unknown_releases unless ptr is 0). */
+ * unknown_releases unless ptr is 0; in a window, when `by` carries an
+ * old_size, counted as a pre-existing block instead and `preexisting`
+ * called). */
 int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_live_t *out);
 /* e->result (non-NULL) of allocating event e is live, tagged `tag`: now, or
  * from e->seq2 on when e has one (SPEC 4). A block still live at that

@@ -102,6 +102,7 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 	e->seq2 = e->ptr = e->align = e->count = e->size = e->result = 0;
 	e->stack = 0;
 	e->error = 0;
+	e->old_size = 0;
 	uint64_t v;
 	GET(AR_COL_SEQ, v, "seq");
 	if (v >= UINT64_MAX - d->prev_seq)
@@ -146,6 +147,13 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 		if (e->result == 0) /* SPEC 5.3: a NULL result is said by the flag only */
 			BAD("event %u: result 0 without the null-result flag", d->seen);
 		d->outs[d->nout++] = e->result;
+	}
+	/* SPEC 5.1, since 1.3: a sized op is its base op with the old block's
+	 * size in the align field (the header checked its name and mask). */
+	if (__builtin_expect(op > AR_OP_MAX_KNOWN, 0) && d->hdr->version_minor >= 3 && ar_sized_base(op)) {
+		e->op = (uint8_t)ar_sized_base(op);
+		e->old_size = e->align;
+		e->align = 0;
 	}
 	if (h & AR_EV_STACK) {
 		GET(AR_COL_STACK, v, "stack id");

@@ -119,14 +119,20 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
 	uint32_t nin = 0, nout = 0;
 	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data;
-	for (uint32_t i = 0; i < b->nevents; i++, s++) {
+	for (uint32_t i = 0; i < b->nslots; i++, s++) {
 		/* The map is bigger than L2: fetch the entries a few events ahead. */
-		if (i + 4 < b->nevents) {
+		if (i + 4 < b->nslots) {
 			__builtin_prefetch(&enc->map[map_slot(s[4].ptr)]);
 			__builtin_prefetch(&enc->map[map_slot(s[4].result)]);
 		}
 		unsigned f = ar_known_op_fields[s->op];
 		uint8_t h = s->op;
+		/* SPEC 5.1: an event with an old_size is written as its sized op. */
+		uint64_t old_size = 0;
+		if (s->sized) {
+			h = (uint8_t)ar_sized_code(s->op);
+			old_size = s->op == AR_OP_FREE ? s->size : s->op == AR_OP_REALLOC ? s->aux : s[1].seq;
+		}
 		if (s->stack)
 			h |= AR_EV_STACK;
 		if ((f & AR_F_RESULT) && s->result == 0)
@@ -147,9 +153,11 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 			m->last_in = (uint16_t)++nin;
 			prev_ptr = s->ptr;
 		}
-		if (f & (AR_F_ALIGN | AR_F_COUNT))
+		if (s->sized) /* old_size in the align field: before count and size */
+			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], old_size);
+		if ((f & (AR_F_ALIGN | AR_F_COUNT)) && !(s->sized && s->op == AR_OP_REALLOC))
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->aux);
-		if (f & AR_F_SIZE)
+		if ((f & AR_F_SIZE) && !(s->sized && s->op == AR_OP_FREE))
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
 		if (h & AR_EV_ERROR)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->error);
@@ -161,6 +169,8 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 		}
 		if (s->stack)
 			q[AR_COL_STACK] = ar_put_varint(q[AR_COL_STACK], s->stack);
+		if (s->sized && s->op == AR_OP_REALLOCARRAY) /* its second slot */
+			i++, s++;
 	}
 
 	/* Body: thread, os tid, count, then each column as length + bytes. */

@@ -21,16 +21,21 @@ void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, u
 
 int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 {
-	if ((size_t)(b->nevents + 1) * AR_EVENT_SLOT_BYTES > b->cap)
-		return AR_EFULL;
 	unsigned op = e->op;
 	if (op >= AR_OP_LIMIT || ar_known_op_fields[op] == 0)
 		return AR_EINVAL;
+	unsigned sized = e->old_size != 0;
+	if (sized && !ar_sized_code(op))
+		return AR_EINVAL;
+	/* A reallocarray uses every field of a slot: its old_size takes a second. */
+	unsigned nslots = 1 + (sized && op == AR_OP_REALLOCARRAY);
+	if ((size_t)(b->nslots + nslots) * AR_EVENT_SLOT_BYTES > b->cap)
+		return AR_EFULL;
 	unsigned f = ar_known_op_fields[op];
 	/* SPEC 4: within a thread every seq (and seq2) is above the last one. */
 	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
 		return AR_EINVAL;
-	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nevents * AR_EVENT_SLOT_BYTES);
+	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nslots * AR_EVENT_SLOT_BYTES);
 	/* Plain copies: the encoder reads only the fields the op's mask names. */
 	s->seq = e->seq;
 	s->seq2 = e->seq2;
@@ -41,6 +46,14 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 	s->aux = (f & AR_F_ALIGN) ? e->align : e->count;
 	s->stack = e->stack;
 	s->op = (uint8_t)op;
+	s->sized = (uint8_t)sized;
+	if (sized && op == AR_OP_FREE)
+		s->size = e->old_size;
+	else if (sized && op == AR_OP_REALLOC)
+		s->aux = e->old_size;
+	else if (sized)
+		s[1].seq = e->old_size;
+	b->nslots += nslots;
 	s->error = ((f & AR_F_RESULT) && !e->result) ? (uint16_t)(e->error > 0xffff ? 0xffff : e->error) : 0;
 	if (b->nevents++ == 0)
 		b->first_seq = e->seq;
@@ -149,6 +162,18 @@ int ar_meta_rss_sample(ar_metabuf_t *m, const ar_rss_sample_t *s)
 	p = ar_put_varint(p, s->seq);
 	p = ar_put_varint(p, s->rss_bytes);
 	return meta_put(m, AR_REC_RSS_SAMPLE, body, (size_t)(p - body));
+}
+
+int ar_meta_window(ar_metabuf_t *m, const ar_window_info_t *w)
+{
+	uint8_t body[2 * 5 + 3 * 10 + 1 + AR_LIMIT_HEAP_SOURCE], *p = body;
+	p = ar_put_varint(p, w->index);
+	p = ar_put_varint(p, w->reason);
+	p = ar_put_varint(p, w->start_time_ns);
+	p = ar_put_varint(p, w->process_start_ns);
+	p = ar_put_varint(p, w->heap_in_use_bytes);
+	p = put_string(p, w->heap_source, strnlen(w->heap_source, AR_LIMIT_HEAP_SOURCE));
+	return meta_put(m, AR_REC_WINDOW, body, (size_t)(p - body));
 }
 
 int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *pi)

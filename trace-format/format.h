@@ -39,6 +39,7 @@ enum {
 	AR_REC_ALLOCATOR = 8,  /* since 1.1 */
 	AR_REC_RSS_SAMPLE = 9, /* since 1.1 */
 	AR_REC_PROCESS = 10,   /* since 1.1 */
+	AR_REC_WINDOW = 11,    /* since 1.3 */
 };
 
 /* SPEC 5.3: the event header byte. */
@@ -56,6 +57,7 @@ enum {
 #define AR_LIMIT_BUILD_ID 64u
 #define AR_LIMIT_SONAME 127u
 #define AR_LIMIT_ALLOC_VERSION 63u
+#define AR_LIMIT_HEAP_SOURCE 63u /* SPEC 6.11 */
 /* RSS samples a reader keeps (24 bytes each: 48 MiB); the recorder halves
  * its sampling rate every AR_RSS_THIN_EVERY samples, so a recording would
  * need about 2^32 times 11 minutes to reach it. */
@@ -123,12 +125,26 @@ static inline uint32_t ar_get_u32le(const uint8_t *p)
 /* Field masks of the ops SPEC 5.2 defines, indexed by op code (0 = unknown). */
 extern const uint8_t ar_known_op_fields[AR_OP_LIMIT];
 
+/* SPEC 5.1, since 1.3: the sized ops, a free or realloc that carries the
+ * old block's usable size (ar_event_t.old_size) in its align field. They
+ * exist only on disk: the decoder turns them back into their base op. */
+enum { AR_WIRE_FREE_SIZED = 11, AR_WIRE_REALLOC_SIZED = 12, AR_WIRE_REALLOCARRAY_SIZED = 13, AR_WIRE_SIZED_LAST = 13 };
+/* The base op (AR_OP_FREE ...) of sized op `code`, or 0; its name and mask. */
+unsigned ar_sized_base(unsigned code);
+const char *ar_sized_name(unsigned code);
+unsigned ar_sized_fields(unsigned code);
+/* The sized op that carries base op `op` with an old_size, or 0. */
+unsigned ar_sized_code(unsigned op);
+
 /* One event as ar_evbuf_append stores it: fixed size, no encoding. */
 typedef struct ar_slot {
 	uint64_t seq, seq2, time_ns, ptr, result, size;
 	uint64_t aux; /* the op's alignment or count: no v1 op has both */
 	uint32_t stack;
-	uint8_t op, pad;
+	uint8_t op;
+	uint8_t sized;  /* 1: the event has an old_size (SPEC 5.1 sized ops): in
+			 * `size` for a free, in `aux` for a realloc, in the next
+			 * slot's `seq` for a reallocarray (its aux is its count) */
 	uint16_t error; /* 0 unless the result is NULL */
 } ar_slot_t;
 _Static_assert(sizeof(ar_slot_t) == AR_EVENT_SLOT_BYTES, "slot size is part of the evbuf contract");

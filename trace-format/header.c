@@ -184,6 +184,14 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 					    (unsigned long long)code, h->ops[code].name,
 					    (unsigned long long)fields, ar_op_name((unsigned)code),
 					    ar_op_fields((unsigned)code));
+		/* SPEC 3.1, since 1.3: so do the sized ops (5.1), in a 1.3 trace. */
+		if (d.rc == 0 && h->version_minor >= 3 && ar_sized_base((unsigned)code) &&
+		    (fields != ar_sized_fields((unsigned)code) || strcmp(h->ops[code].name, ar_sized_name((unsigned)code))))
+			d.rc = ar_set_error(err, AR_EFORMAT, at,
+					    "header: op %llu declared as %s with fields 0x%llx, SPEC says %s with 0x%x",
+					    (unsigned long long)code, h->ops[code].name,
+					    (unsigned long long)fields, ar_sized_name((unsigned)code),
+					    ar_sized_fields((unsigned)code));
 		h->ops[code].fields = (uint8_t)fields;
 	}
 	/* 1.2's fields follow the op table; what follows them belongs to later

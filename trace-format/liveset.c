@@ -16,7 +16,11 @@
  *     is above their seq2 (SPEC 4).
  *   - live_exact is the sum of the bytes of the blocks in tab;
  *     peak_live_bytes the highest it reached, saturated at 2^64-1 (kept
- *     on acquisition only: a release never raises it).
+ *     on acquisition only: a release never raises it). In a window trace,
+ *     pre-existing blocks are known only when released: every one was live
+ *     from the start until then, so the heap at any point holds
+ *     P_total - P_released + live_exact, whose highest value is P_total +
+ *     the highest (live_exact - P_released), kept as peak_window in one pass.
  */
 #include <stdlib.h>
 
@@ -170,10 +174,19 @@ static inline __attribute__((always_inline)) int make_live(ar_liveset_t *ls, con
 	tab[i] = *b;
 	ls->len++;
 	ls->live_exact += b->bytes;
-	uint64_t live = saturated(ls->live_exact);
-	if (live > ls->peak_live_bytes) {
-		ls->peak_live_bytes = live;
-		ls->peak_seq = seq;
+	if (!ls->preexisting_blocks) { /* the common case: the heap is live_exact */
+		uint64_t live = saturated(ls->live_exact);
+		if (live > ls->peak_live_bytes) {
+			ls->peak_live_bytes = live;
+			ls->peak_seq = seq;
+		}
+	} else {
+		__int128 w = (__int128)ls->live_exact - (__int128)ls->preexisting_exact;
+		if (w > ls->peak_window) {
+			ls->peak_window = w;
+			ls->peak_seq = seq;
+		}
+		ls->peak_live_bytes = saturated((unsigned __int128)((__int128)ls->preexisting_exact + ls->peak_window));
 	}
 	if (ls->acquired)
 		ls->acquired(ls->ctx, b);
@@ -228,12 +241,33 @@ int ar_liveset_advance(ar_liveset_t *ls, uint64_t seq)
 }
 
 /* ---- the operations ----------------------------------------------------------- */
+/* SPEC 6.11: `by` releases a block the window never saw allocated, of
+ * by->old_size bytes, live since the window's start. Until the first one,
+ * peak_window is the plain peak (P_released was 0); after each, the peak
+ * becomes P_total + peak_window, which a later peak may raise. */
+static void release_preexisting(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by)
+{
+	if (!ls->preexisting_blocks)
+		ls->peak_window = (__int128)ls->peak_live_bytes; /* saturated only past 2^64 bytes */
+	ls->preexisting_blocks++;
+	ls->preexisting_exact += by->old_size;
+	ls->peak_live_bytes = saturated((unsigned __int128)((__int128)ls->preexisting_exact + ls->peak_window));
+	if (ls->preexisting) {
+		ar_live_t b = {ptr, by->old_size, 0};
+		ls->preexisting(ls->ctx, &b, by);
+	}
+}
+
 int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_live_t *out)
 {
 	if (!ptr)
 		return 0;
 	uint64_t i = slot_of(ls, ptr);
 	if (i >= ls->cap) {
+		if (ls->window && by && by->old_size) {
+			release_preexisting(ls, ptr, by);
+			return 0;
+		}
 		ls->unknown_releases++;
 		return 0;
 	}

@@ -35,6 +35,34 @@ static const char *const op_names[AR_OP_MAX_KNOWN + 1] = {
 	[AR_OP_PVALLOC] = "pvalloc",
 };
 
+/* SPEC 5.1: old_size travels in the align field, which none of the three
+ * base ops has, so each sized op is its base op's mask plus AR_F_ALIGN. */
+static const struct {
+	uint8_t base, fields;
+	char name[20];
+} sized_ops[AR_WIRE_SIZED_LAST + 1] = {
+	[AR_WIRE_FREE_SIZED] = {AR_OP_FREE, AR_F_PTR | AR_F_ALIGN, "free_sized"},
+	[AR_WIRE_REALLOC_SIZED] = {AR_OP_REALLOC, AR_F_SEQ2 | AR_F_PTR | AR_F_ALIGN | AR_F_SIZE | AR_F_RESULT, "realloc_sized"},
+	[AR_WIRE_REALLOCARRAY_SIZED] = {AR_OP_REALLOCARRAY, AR_F_ALL, "reallocarray_sized"},
+};
+
+unsigned ar_sized_base(unsigned code) { return code <= AR_WIRE_SIZED_LAST ? sized_ops[code].base : 0; }
+const char *ar_sized_name(unsigned code) { return ar_sized_base(code) ? sized_ops[code].name : NULL; }
+unsigned ar_sized_fields(unsigned code) { return ar_sized_base(code) ? sized_ops[code].fields : 0; }
+
+int ar_op_is_sized(const ar_header_t *h, unsigned code)
+{
+	return h->version_minor >= 3 && ar_sized_base(code) != 0;
+}
+
+unsigned ar_sized_code(unsigned op)
+{
+	for (unsigned c = AR_OP_MAX_KNOWN + 1; c <= AR_WIRE_SIZED_LAST; c++)
+		if (sized_ops[c].base == op)
+			return c;
+	return 0;
+}
+
 const char *ar_op_name(unsigned op)
 {
 	return op >= 1 && op <= AR_OP_MAX_KNOWN ? op_names[op] : NULL;
@@ -54,6 +82,10 @@ void ar_header_init(ar_header_t *h)
 	for (unsigned op = 1; op <= AR_OP_MAX_KNOWN; op++) {
 		snprintf(h->ops[op].name, sizeof h->ops[op].name, "%s", op_names[op]);
 		h->ops[op].fields = ar_known_op_fields[op];
+	}
+	for (unsigned c = AR_OP_MAX_KNOWN + 1; c <= AR_WIRE_SIZED_LAST; c++) { /* SPEC 5.1, since 1.3 */
+		snprintf(h->ops[c].name, sizeof h->ops[c].name, "%s", sized_ops[c].name);
+		h->ops[c].fields = sized_ops[c].fields;
 	}
 }
 

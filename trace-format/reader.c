@@ -345,6 +345,24 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 			}
 			break;
 		}
+		case AR_REC_WINDOW: { /* SPEC 6.11, since 1.3 */
+			ar_window_info_t w;
+			memset(&w, 0, sizeof w);
+			uint64_t idx = mvar(&m), why = mvar(&m);
+			w.start_time_ns = mvar(&m);
+			w.process_start_ns = mvar(&m);
+			w.heap_in_use_bytes = mvar(&m);
+			mstr(&m, w.heap_source, sizeof w.heap_source, NULL);
+			if (idx > UINT32_MAX || why > UINT32_MAX)
+				m.bad = 1;
+			if (!m.bad) {
+				w.index = (uint32_t)idx;
+				w.reason = (uint32_t)why;
+				r->window = w;
+				r->has_window = 1;
+			}
+			break;
+		}
 		case AR_REC_FOOTER: {
 			ar_footer_t f;
 			memset(&f, 0, sizeof f);
@@ -624,6 +642,8 @@ uint64_t ar_reader_file_size(const ar_reader_t *r) { return r->size; }
 uint32_t ar_reader_thread_count(const ar_reader_t *r) { return r->nthreads; }
 uint32_t ar_reader_stack_count(const ar_reader_t *r) { return r->nstacks; }
 uint32_t ar_reader_module_count(const ar_reader_t *r) { return r->nmodules; }
+
+const ar_window_info_t *ar_reader_window(const ar_reader_t *r) { return r->has_window ? &r->window : NULL; }
 
 const ar_process_info_t *ar_reader_process(const ar_reader_t *r)
 {

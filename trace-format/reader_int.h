@@ -76,6 +76,8 @@ struct ar_reader {
 	uint32_t nmodules, modules_cap;
 
 	ar_process_info_t proc; /* ALLOCATOR and PROCESS records (SPEC 6.8, 6.10) */
+	ar_window_info_t window; /* WINDOW record (SPEC 6.11), when has_window */
+	int has_window;
 	ar_rss_sample_t *rss;   /* RSS_SAMPLE records, at most AR_LIMIT_RSS_SAMPLES */
 	uint32_t nrss, rss_cap;
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make bench-rec: the recorder's cost on a malloc-heavy program of our own
 # (bench_rec_workload: EVENTS heap calls over 1024 slots per thread), run
-# bare, under allocrec, allocrec --stacks, heaptrack and glibc's memusage,
+# bare, under allocrec --paused (the shim loaded, no window open: the cost
+# a program pays between windows), allocrec, allocrec --stacks, heaptrack
+# and glibc's memusage,
 # with 1 and 2 threads and two size distributions (any byte count / a set of
 # 40 program-like sizes). The modes run interleaved — one run of each, RUNS
 # times — so a noisy neighbour hits them alike; the median wall time gives
@@ -21,7 +23,7 @@ trap 'rm -rf "$T"' EXIT
 if ! command -v heaptrack >/dev/null && [ "$(id -u)" = 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq heaptrack >/dev/null 2>&1
 fi
-modes="bare allocrec stacks"
+modes="bare paused allocrec stacks"
 command -v heaptrack >/dev/null && modes="$modes heaptrack" || echo "heaptrack not installed: skipped"
 command -v memusage >/dev/null && modes="$modes memusage" || echo "memusage not installed: skipped"
 
@@ -35,6 +37,7 @@ one_run() {
 	rm -rf "$out"; mkdir -p "$out"
 	case $mode in
 	bare) wall "$WL" $th $EVENTS $sz ;;
+	paused) wall "$REC" -q --paused -o "$out/t.zst" "$WL" $th $EVENTS $sz ;; # loaded, no window
 	allocrec) wall "$REC" -q -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stacks) wall "$REC" -q --stacks -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	heaptrack) (cd "$out" && wall heaptrack -o "$out/ht" "$WL" $th $EVENTS $sz) ;;
@@ -68,6 +71,7 @@ for sz in $SIZES; do
 		for mode in $modes; do
 			med=$(median <"$T/$mode.times")
 			label=$mode; [ $mode = stacks ] && label="allocrec --stacks"
+			[ $mode = paused ] && label="allocrec --paused"
 			printf '%-18s %-5s %7d %10.3f %8.2fx %12s\n' "$label" $sz $th $med \
 				"$(awk -v a=$med -v b=$base 'BEGIN{print a/b}')" "$(bytes_per_event $mode)"
 		done

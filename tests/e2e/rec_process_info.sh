@@ -47,7 +47,7 @@ describe() {
 			 d[1]["process_rss"]["min_bytes"] == d[2]["rss_min_bytes"]' \
 			"$1.info" "$1.stats" "$1.spec"
 	fi
-	check "$1: format 1.2, complete" 'd[0]["format_version"] == "1.2" and d[0]["status"] == "complete"' "$1.info"
+	check "$1: format 1.3, complete" 'd[0]["format_version"] == "1.3" and d[0]["status"] == "complete"' "$1.info"
 }
 
 LIBC=$(readlink -f "$($PY -c 'import ctypes.util; print(ctypes.util.find_library("c"))' | sed 's|^|/lib/x86_64-linux-gnu/|')" 2>/dev/null)

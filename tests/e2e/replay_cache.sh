@@ -23,7 +23,7 @@
 . "$(dirname "$0")/../../replayer/tests/e2e_lib.sh"
 AT="$B/bin/alloctrace"
 [ -x "$AT" ] || { echo "missing $AT: build first"; exit 77; }
-HDR=432 # sizeof(ar_wl_header_t) (replayer/workload.h): trace_sha256 at 32, content_sha256 at HDR-32
+HDR=472 # sizeof(ar_wl_header_t) (replayer/workload.h): trace_sha256 at 32, content_sha256 at HDR-32
 
 sha_of() { sha256sum "$1" | cut -d' ' -f1; }
 wl_of() { ls "$ALLOCRR_CACHE_DIR/$(sha_of "$1")".v*.wl 2>/dev/null | head -1; }
@@ -43,9 +43,9 @@ path, hdr, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = bytearray(open(path, 'rb').read())
 nthreads = struct.unpack_from('<I', data, 12)[0]
 h = bytearray(data[:hdr]); h[hdr - 32:hdr] = bytes(32)
-m = hashlib.sha256(h); m.update(data[hdr:hdr + nthreads * 128])
+m = hashlib.sha256(h); m.update(data[hdr:hdr + nthreads * 136])
 for i in range(nthreads):
-    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 128 + 8)
+    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 136 + 8)
     m.update(data[off:off + nops * 24])
 if mode == 'write':
     data[hdr - 32:hdr] = m.digest()
@@ -111,9 +111,9 @@ import random, struct, sys
 path, hdr, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 data = bytearray(open(path, 'rb').read())
 nthreads = struct.unpack_from('<I', data, 12)[0]
-spans = [(0, hdr - 32), (hdr, hdr + nthreads * 128)]
+spans = [(0, hdr - 32), (hdr, hdr + nthreads * 136)]
 for i in range(nthreads):
-    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 128 + 8)
+    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 136 + 8)
     spans.append((off, off + nops * 24))
 r = random.Random(seed)
 a, b = r.choice([s for s in spans if s[1] > s[0]])

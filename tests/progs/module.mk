@@ -5,7 +5,7 @@
 # with -fno-builtin so the compiler cannot elide a malloc/free pair.
 REC_PROGS_DIR := $(BUILD)/tests/progs
 REC_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-alloc-size-larger-than -Wno-use-after-free -O1 -g -fno-builtin -D_GNU_SOURCE -Itrace-format -Ianalysis
-REC_PROG_NAMES := rec_seq rec_aligned rec_realloc rec_threads rec_fork rec_dlopen rec_signal rec_exit rec_daemon rec_paced
+REC_PROG_NAMES := rec_seq rec_aligned rec_realloc rec_threads rec_fork rec_dlopen rec_signal rec_exit rec_daemon rec_paced rec_server rec_phases
 REC_PROGS := $(addprefix $(REC_PROGS_DIR)/,$(REC_PROG_NAMES))
 REC_CXX := $(REC_PROGS_DIR)/rec_cxx
 REC_DLLIB := $(REC_PROGS_DIR)/librec_dllib.so
@@ -26,6 +26,19 @@ $(REC_STATIC): tests/progs/rec_daemon.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -static -o $@ $<
+# A running program allocrec -p must refuse (tests/e2e/rec_attach.sh).
+REC_SERVER_STATIC := $(REC_PROGS_DIR)/rec_server_static
+$(REC_SERVER_STATIC): tests/progs/rec_server.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -static -o $@ $< -lpthread
+# Without PIE, and taking &malloc and &free: their canonical addresses
+# are its own PLT stubs (as in Debian's python3).
+REC_SERVER_NOPIE := $(REC_PROGS_DIR)/rec_server_nopie
+$(REC_SERVER_NOPIE): tests/progs/rec_server.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(REC_PROG_CFLAGS) -fno-pie -no-pie -o $@ $< -lpthread -ldl
 
 $(TORTURE_PROGS): $(REC_PROGS_DIR)/torture_%: tests/progs/torture_%.c tests/progs/torture.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -57,4 +70,4 @@ $(REC_TRACECHECK): tests/progs/rec_tracecheck.c tests/progs/rec_open.h $(TRACE_L
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(REC_PROG_CFLAGS) -o $@ $< $(SYM_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
-ALL_TARGETS += $(REC_PROGS) $(REC_STATIC) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK) $(TORTURE_PROGS) $(TORTURE_CHECK)
+ALL_TARGETS += $(REC_PROGS) $(REC_STATIC) $(REC_SERVER_STATIC) $(REC_SERVER_NOPIE) $(REC_CXX) $(REC_DLLIB) $(REC_COUNT) $(REC_TRACECHECK) $(TORTURE_PROGS) $(TORTURE_CHECK)

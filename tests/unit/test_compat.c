@@ -64,15 +64,17 @@ static ar_reader_t *open_mem(void)
 	return r;
 }
 
-static void build_future_trace(uint16_t major)
+/* A trace of version major.minor whose op `code` is "mallocx" (align,
+ * size, result), an op this reader does not know. */
+static void build_op_trace(uint16_t major, uint16_t minor, uint8_t code)
 {
 	flen = 0;
 	ar_header_t h;
 	ar_header_init(&h);
-	h.version_minor = 7;
+	h.version_minor = minor;
 	h.version_major = major;
-	snprintf(h.ops[11].name, sizeof h.ops[11].name, "mallocx");
-	h.ops[11].fields = AR_F_ALIGN | AR_F_SIZE | AR_F_RESULT;
+	snprintf(h.ops[code].name, sizeof h.ops[code].name, "mallocx");
+	h.ops[code].fields = AR_F_ALIGN | AR_F_SIZE | AR_F_RESULT;
 	uint8_t hb[8192];
 	int n = ar_header_encode(&h, hb, sizeof hb);
 	hb[n++] = 0x99; /* a header field of minor version 7 */
@@ -101,7 +103,7 @@ static void build_future_trace(uint16_t major)
 	*q++ = 0; /* thread */
 	q = ar_put_varint(q, 77); /* os tid */
 	*q++ = 3; /* count */
-	const uint8_t ops[] = {AR_OP_MALLOC, 11, AR_OP_FREE};
+	const uint8_t ops[] = {AR_OP_MALLOC, code, AR_OP_FREE};
 	const uint8_t seqs[] = {0, 0, 0};   /* seq 1, 2, 3 */
 	const uint8_t times[] = {2, 2, 2};  /* +1 unit each */
 	uint8_t ptrs[32], *pp = ptrs;
@@ -132,6 +134,41 @@ static void build_future_trace(uint16_t major)
 	put_block(AR_BLOCK_META, 0, 0, 1, 0, 0, frec, (size_t)(frq - frec), 0);
 }
 
+/* 11-13 are 1.3's sized ops (SPEC 5.1): a later minor's op is above. */
+static void build_future_trace(uint16_t major)
+{
+	build_op_trace(major, 7, 14);
+}
+
+/* Before 1.3, codes 11-13 were any later op's (SPEC 8): a 1.2 trace that
+ * declares 11 as something else reads as it always did. */
+static void test_12_op_11_is_not_sized(void)
+{
+	build_op_trace(1, 2, 11);
+	ar_reader_t *r = open_mem();
+	EXPECT(r != NULL);
+	if (!r)
+		return;
+	ar_event_t e;
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT_U64(e.op, 11);
+	EXPECT(!ar_op_is_sized(ar_reader_header(r), 11));
+	EXPECT(e.align == 64 && e.size == 100 && e.result == 0x2000 && e.old_size == 0);
+	EXPECT(ar_reader_next_merged(r, &e) == 1);
+	EXPECT(e.op == AR_OP_FREE && e.ptr == 0x1000 && e.old_size == 0);
+	EXPECT_U64(ar_reader_status(r), AR_STATUS_COMPLETE);
+	ar_reader_close(r);
+	/* The same declaration in a 1.3 header breaks SPEC 3.1: corrupt. */
+	build_op_trace(1, 3, 11);
+	int fd = memfd_create("sized", 0);
+	EXPECT(write(fd, file, flen) == (ssize_t)flen);
+	ar_error_t err;
+	EXPECT_U64(ar_reader_open_fd(&r, fd, "sized", &err), (uint64_t)(int64_t)AR_EFORMAT);
+	EXPECT(strstr(err.msg, "SPEC says free_sized") != NULL);
+	close(fd);
+}
+
 static void test_later_minor_reads_completely(void)
 {
 	build_future_trace(1);
@@ -146,7 +183,7 @@ static void test_later_minor_reads_completely(void)
 	EXPECT(ar_reader_next_merged(r, &e) == 1);
 	EXPECT(e.op == AR_OP_MALLOC && e.size == 24 && e.result == 0x1000 && e.time_ns == 16);
 	EXPECT(ar_reader_next_merged(r, &e) == 1);
-	EXPECT_U64(e.op, 11);
+	EXPECT_U64(e.op, 14);
 	EXPECT_STR(ar_reader_header(r)->ops[e.op].name, "mallocx");
 	EXPECT(e.align == 64 && e.size == 100 && e.result == 0x2000);
 	EXPECT(ar_reader_next_merged(r, &e) == 1);
@@ -223,6 +260,7 @@ static void test_header_strings(void)
 int main(void)
 {
 	RUN(test_later_minor_reads_completely);
+	RUN(test_12_op_11_is_not_sized);
 	RUN(test_header_strings);
 	RUN(test_other_major_is_refused);
 	return TEST_END();
