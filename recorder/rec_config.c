@@ -188,6 +188,9 @@ static void read_config(void)
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
 	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
+	rec_cfg.stream_fd = rec_getenv_int("ALLOCRR_STREAM_FD", -1);
+	if ((s = getenv("ALLOCRR_STREAM_STATS")) != NULL)
+		rec_strlcpy(rec_cfg.stream_stats, s, sizeof rec_cfg.stream_stats);
 }
 
 void rec_config_read(void)

@@ -52,6 +52,8 @@ typedef struct rec_config {
 	uint64_t flush_ns;    /* ALLOCRR_FLUSH_MS: age after which a buffer is written */
 	uint64_t max_size;    /* ALLOCRR_MAX_SIZE: stop once the trace holds this many bytes, 0 = no limit */
 	uint64_t duration_ns; /* ALLOCRR_DURATION_NS: stop this long after start-up, 0 = no limit */
+	int stream_fd;        /* ALLOCRR_STREAM_FD: the first image's trace goes to this inherited descriptor, -1 = none */
+	char stream_stats[1024]; /* ALLOCRR_STREAM_STATS: where the stream's totals go at its end, for allocrec */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
@@ -263,6 +265,15 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy);
 void rec_trace_finish_stopped(uint64_t after_stop);
 /* Fork child: close the parent's file here and forget it. */
 void rec_trace_forget(void);
+/* 1 while this image's trace goes to a pipe, a FIFO or a socket (allocrec
+ * -o -, -o FIFO): a reader may be slower than the program, so a thread with
+ * every buffer in flight waits for the writer only while the stream has
+ * room, and otherwise drops its events, counted (rec_writer_wait_returned);
+ * nothing is rewritten in place. */
+extern int rec_streaming;
+/* Any thread: 1 when the stream has no room now (its reader is behind, or
+ * gone), so the writer is or will be blocked in write(). */
+int rec_trace_stream_full(void);
 /* Write one metadata block if the trace is open (a failure calls rec_fail). */
 void rec_trace_write_meta(const ar_metabuf_t *m);
 
@@ -300,8 +311,9 @@ void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One "allocrr: ..." line on stderr, recording goes on; the caller says it
  * once. Neither lets SIGXFSZ reach the program. */
 void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Block SIGXFSZ around a write made on a program thread and discard the one
- * the write raised (no-op on the writer thread, which blocks everything). */
+/* Block SIGXFSZ and SIGPIPE around a write made on a program thread and
+ * discard the one the write raised (no-op on the writer thread, which
+ * blocks everything). */
 typedef struct rec_xfsz_guard {
 	sigset_t old;
 	int active, pending_before;
