@@ -315,6 +315,7 @@ static int open_unnamed_first(void)
 }
 
 /* ---- streams (allocrec -o -, -o FIFO) ------------------------------------------------ */
+#define STREAM_PIPE_BYTES (1 << 20)
 int rec_streaming;
 static int is_stream;         /* this trace came through open_stream */
 static ar_footer_t stream_totals; /* what allocrec's summary says of it */
@@ -359,6 +360,11 @@ static int open_stream(void)
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	rec_streaming = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
 	is_stream = 1;
+	/* A bigger pipe (64 KiB by default; 1 MiB is what an unprivileged
+	 * process may ask, fs/pipe-max-size) rides out a reader that is only
+	 * briefly off the CPU without a drop; no harm if refused. */
+	if (S_ISFIFO(st.st_mode))
+		fcntl(fd, F_SETPIPE_SZ, STREAM_PIPE_BYTES);
 	fd = rec_move_fd_high(fd); /* close-on-exec from here: exec'ed images write files */
 	note_ours(fd);
 	ar_error_t err;

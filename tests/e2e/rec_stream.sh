@@ -8,8 +8,9 @@
 # A slow reader must never make the program wait: the reader here reads
 # nothing until PROG has made all its heap calls (rec_paced creates the
 # file REC_PACED_DONE names then; the reader waits for that file, not for
-# a time). The pipe holds 64 KiB and the recorder 4 buffers per thread, far
-# below the program's million calls, so it must drop, and it must count:
+# a time). The pipe holds 1 MiB (the shim asks for it) and the recorder 4
+# buffers per thread, far below the program's 8 million calls (about 4 MB of
+# trace), so it must drop, and it must count:
 # recorded + dropped (the footer's dropped_events) = the calls the
 # independent counting shim (librec_count.so) saw in the same process, less
 # 1-3 calls glibc makes for the recorder's writer thread (rec_testlib.sh's
@@ -23,13 +24,14 @@ counted() { # calls the counting shim saw in the traced process (pid of trace $2
 	local pid; pid=$("$AT" info "$2" --json | sed 's/.*"pid":\([0-9]*\),.*/\1/')
 	awk -v p="$pid" '$1 == p {for (i = 3; i <= NF; i += 2) s += $i} END {print s + 0}' "$1"
 }
-# check_counts WHAT TRACE COUNTS: recorded + dropped = counted less 1-3.
+# check_counts WHAT TRACE COUNTS [AFTER_STOP]: recorded + dropped (+ calls
+# after a limit stop) = counted less 1-3.
 check_counts() {
-	local ev dr cnt d
+	local ev dr cnt d after=${4:-0}
 	ev=$(json_num "$2" events); dr=$(json_num "$2" dropped_events); cnt=$(counted "$3" "$2")
-	d=$((cnt - ev - dr))
-	[ $d -ge 1 ] && [ $d -le 3 ] && ok "$1: $ev recorded + $dr dropped = counted $cnt less $d of the writer thread's" ||
-		fail "$1: recorded $ev + dropped $dr = $((ev + dr)), the counting shim saw $cnt (want 1-3 more)"
+	d=$((cnt - ev - dr - after))
+	[ $d -ge 1 ] && [ $d -le 3 ] && ok "$1: $ev recorded + $dr dropped + $after after a stop = counted $cnt less $d of the writer thread's" ||
+		fail "$1: recorded $ev + dropped $dr + after a stop $after = $((ev + dr + after)), the counting shim saw $cnt (want 1-3 more)"
 }
 counting() { env LD_PRELOAD=$P/librec_count.so REC_COUNT_OUT=$W/$1.counts "${@:2}"; }
 # A reader that takes nothing until FILE exists, then everything.
@@ -41,6 +43,9 @@ slow_reader() {
 PROG=("$P/rec_paced" 2 5 50000 0) # 2 threads x 5 rounds x 50000 (malloc + free)
 "${PROG[@]}" >bare.out 2>bare.err
 bare_rc=$?
+# For the slow readers: 8 million calls, about 4 MB of trace, well past the
+# 1 MiB pipe the shim asks for and the 4 buffers per thread.
+BIG=("$P/rec_paced" 2 10 200000 0)
 
 # ---- 1. -o - into a pipe whose reader keeps up -------------------------------------------
 counting pipe "$REC" -o - "${PROG[@]}" 2>pipe.err | cat >pipe.zst
@@ -85,8 +90,9 @@ grep -q "^allocrec: f2: no process reads this FIFO.*start its reader first" none
 	ok "-o FIFO without reader: says so, naming it" || fail "-o FIFO without reader: $(cat none.err)"
 
 # ---- 4. a slow reader: the program never waits, drops are counted ------------------------
+"${BIG[@]}" >bigbare.out
 # -o -: the reader is the pipeline's other end.
-counting slowpipe env REC_PACED_DONE=$W/done1 "$REC" -o - "${PROG[@]}" 2>slowpipe.err |
+counting slowpipe env REC_PACED_DONE=$W/done1 "$REC" -o - "${BIG[@]}" 2>slowpipe.err |
 	slow_reader "$W/done1" >slowpipe.zst
 expect_eq "slow reader, -o -: exit status" "${PIPESTATUS[0]}" $bare_rc
 expect_eq "slow reader, -o -: verify (complete)" "$(verify_rc slowpipe.zst)" 0
@@ -105,16 +111,26 @@ mkfifo f3
 slow_reader "$W/done2" <f3 >slowfifo.zst &
 rpid=$!
 exec 6>f3
-counting slowfifo env REC_PACED_DONE=$W/done2 "$REC" -o f3 "${PROG[@]}" >slowfifo.out 2>slowfifo.err
+counting slowfifo env REC_PACED_DONE=$W/done2 "$REC" -o f3 "${BIG[@]}" >slowfifo.out 2>slowfifo.err
 rc=$?
 exec 6>&-
 wait $rpid
 expect_eq "slow reader, -o FIFO: exit status" $rc $bare_rc
-cmp -s bare.out slowfifo.out && ok "slow reader, -o FIFO: same stdout" || fail "slow reader, -o FIFO: stdout differs"
+cmp -s bigbare.out slowfifo.out && ok "slow reader, -o FIFO: same stdout" || fail "slow reader, -o FIFO: stdout differs"
 expect_eq "slow reader, -o FIFO: verify (complete)" "$(verify_rc slowfifo.zst)" 0
 dr=$(json_num slowfifo.zst dropped_events)
 [ "${dr:-0}" -gt 0 ] && ok "slow reader, -o FIFO: $dr events dropped" || fail "slow reader, -o FIFO: nothing dropped"
 check_counts "slow reader, -o FIFO" slowfifo.zst slowfifo.counts
+
+# ---- 4b. a limit stop ends the stream there, complete; allocrec counts what came after ----
+counting lim "$REC" --max-size 64K -o - "${PROG[@]}" 2>lim.err | cat >lim.zst
+expect_eq "--max-size on a stream: exit status" "${PIPESTATUS[0]}" $bare_rc
+expect_eq "--max-size on a stream: verify (complete)" "$(verify_rc lim.zst)" 0
+expect_eq "--max-size on a stream: stopped" "$("$AT" info lim.zst --json | grep -o '"stopped":"[a-z-]*"')" '"stopped":"max-size"'
+after=$(sed -n 's/^allocrec: (standard output): stopped at its --max-size limit; \([0-9]*\) heap calls after that.*/\1/p' lim.err)
+[ "${after:-0}" -gt 0 ] && ok "--max-size on a stream: allocrec counts $after calls after the stop" ||
+	fail "--max-size on a stream: summary: $(cat lim.err)"
+check_counts "--max-size on a stream" lim.zst lim.counts "${after:-0}"
 
 # ---- 5. the stream is a trace like any other ----------------------------------------------
 "$B/bin/allocreplay" slowpipe.zst -a glibc --db "$W/r.db" >replay.out 2>replay.err
@@ -138,6 +154,17 @@ grep -q "^rec_paced: 1 threads" kids.err && ok "children: their output on stderr
 expect_eq "reader gone: the program's exit status" "${PIPESTATUS[0]}" $bare_rc
 grep -q "^allocrr: cannot write trace (standard output):.*Broken pipe" gone.err &&
 	ok "reader gone: one allocrr line says why" || fail "reader gone: $(cat gone.err)"
+
+# ---- 7b. a reader that takes nothing until the program has exited: the exit waits 10 s at most ----
+# (the gate is created only after allocrec returned, so a program that waited
+# for its reader would hang here)
+{ "$REC" -o - "${BIG[@]}" 2>never.err; echo $? >never.rc; touch "$W/gate"; } | slow_reader "$W/gate" >never.zst
+expect_eq "reader too slow at exit: the program's exit status" "$(cat never.rc)" $bare_rc
+expect_eq "reader too slow at exit: the stream reads as truncated" "$(verify_rc never.zst)" 1
+grep -q "^allocrr: the reader of the trace stream (standard output) took too little in 10 s: .*without its footer" never.err &&
+	ok "reader too slow at exit: one allocrr line says so" || fail "reader too slow at exit: $(cat never.err)"
+grep -q "^allocrec: (standard output): the recorder did not close the stream" never.err &&
+	ok "reader too slow at exit: allocrec says it" || fail "reader too slow at exit: summary: $(cat never.err)"
 
 # ---- 8. usage --------------------------------------------------------------------------
 "$REC" -o - --output-for x "$P/rec_seq" >/dev/null 2>usage.err
