@@ -327,9 +327,9 @@ static int stream_complete;
  * open (ALLOCRR_STREAM_FD: opening a FIFO a second time would show its
  * reader an EOF in between); an ALLOCRR_OUTPUT that names a FIFO is opened
  * here without blocking, so a FIFO nobody reads fails at once rather than
- * hanging the program's start-up. The descriptor is made blocking: only
- * the writer thread writes to it after the header, and the program's
- * threads never wait for the writer (rec_streaming). Returns 0 when open,
+ * hanging the program's start-up. The descriptor is made blocking: after
+ * the header only the writer thread writes to it, and the program's
+ * threads never wait for a full pipe (rec_streaming). Returns 0 when open,
  * -1 after rec_fail, 1 when this trace is no stream. */
 static int open_stream(void)
 {
@@ -347,7 +347,7 @@ static int open_stream(void)
 				 errno == ENXIO ? "no process reads it (start its reader first)" : strerror(errno));
 			return -1;
 		}
-	} else if (!trace_path[0] || strcmp(trace_path, "-") == 0) {
+	} else if (!rec_cfg.output[0] || strcmp(rec_cfg.output, "-") == 0) {
 		rec_strlcpy(trace_path, "(standard output)", sizeof trace_path);
 	}
 	if (fstat(fd, &st) != 0) {

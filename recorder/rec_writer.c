@@ -479,9 +479,10 @@ void rec_writer_finish(const char *why, int timeout_ms)
 		for (int i = 0; i < timeout_ms * 10 && !atomic_load(&closed); i++)
 			sleep_ns(100000);
 		if (!atomic_load(&closed) && rec_streaming)
-			rec_warn("the reader of the trace stream %s took too little in %d s: the image ends without "
-				 "waiting longer; the stream stops where the writer was, without its footer (its reader "
-				 "sees a truncated trace)", rec_trace_path(), timeout_ms / 1000);
+			rec_warn("the reader of the trace stream %s did not take the rest of the trace within %d s: "
+				 "the image ends without waiting longer, so the stream stops where the writer was, "
+				 "without its footer (its reader sees a truncated trace)", rec_trace_path(),
+				 timeout_ms / 1000);
 		return;
 	}
 	for (int i = 0; i < timeout_ms; i++) {

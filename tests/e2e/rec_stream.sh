@@ -161,7 +161,7 @@ grep -q "^allocrr: cannot write trace (standard output):.*Broken pipe" gone.err 
 { "$REC" -o - "${BIG[@]}" 2>never.err; echo $? >never.rc; touch "$W/gate"; } | slow_reader "$W/gate" >never.zst
 expect_eq "reader too slow at exit: the program's exit status" "$(cat never.rc)" $bare_rc
 expect_eq "reader too slow at exit: the stream reads as truncated" "$(verify_rc never.zst)" 1
-grep -q "^allocrr: the reader of the trace stream (standard output) took too little in 10 s: .*without its footer" never.err &&
+grep -q "^allocrr: the reader of the trace stream (standard output) did not take the rest of the trace within 10 s: .*without its footer" never.err &&
 	ok "reader too slow at exit: one allocrr line says so" || fail "reader too slow at exit: $(cat never.err)"
 grep -q "^allocrec: (standard output): the recorder did not close the stream" never.err &&
 	ok "reader too slow at exit: allocrec says it" || fail "reader too slow at exit: summary: $(cat never.err)"
