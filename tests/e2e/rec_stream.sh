@@ -150,7 +150,7 @@ expect_eq "children: the two rec_paced images wrote files" $n 2
 grep -q "^rec_paced: 1 threads" kids.err && ok "children: their output on stderr too" || fail "children: $(cat kids.err)"
 
 # ---- 7. the reader goes away: the program is not killed by SIGPIPE -----------------------
-"$REC" -o - "${PROG[@]}" 2>gone.err | head -c 100 >/dev/null
+"$REC" -o - "${BIG[@]}" 2>gone.err | head -c 100 >/dev/null
 expect_eq "reader gone: the program's exit status" "${PIPESTATUS[0]}" $bare_rc
 grep -q "^allocrr: cannot write trace (standard output):.*Broken pipe" gone.err &&
 	ok "reader gone: one allocrr line says why" || fail "reader gone: $(cat gone.err)"
