@@ -89,6 +89,12 @@ expect_eq "-o FIFO without reader: the program did not run" "$(cat none.out)" ""
 grep -q "^allocrec: f2: no process reads this FIFO.*start its reader first" none.err &&
 	ok "-o FIFO without reader: says so, naming it" || fail "-o FIFO without reader: $(cat none.err)"
 
+# the shim alone (ALLOCRR_OUTPUT naming that FIFO): one line, the program runs, no hang
+LD_PRELOAD=$B/lib/liballocrr-rec.so ALLOCRR_OUTPUT=$W/f2 "$P/rec_paced" 1 1 100 0 >shim.out 2>shim.err
+expect_eq "shim, FIFO without reader: the program's status" $? 0
+grep -q "^allocrr: cannot open the FIFO $W/f2 for the trace: no process reads it" shim.err &&
+	ok "shim, FIFO without reader: says so" || fail "shim, FIFO without reader: $(cat shim.err)"
+
 # ---- 4. a slow reader: the program never waits, drops are counted ------------------------
 "${BIG[@]}" >bigbare.out
 # -o -: the reader is the pipeline's other end.
