@@ -392,10 +392,16 @@ int ar_info_run(const char *path, int json)
 		       s.events ? (double)bytes / (double)s.events : 0.0);
 		if (ft && ft->dropped_events)
 			printf("dropped events    %" PRIu64 "\n", ft->dropped_events);
-		if (ft && ft->stop_reason) /* SPEC 6.7: a bounded recording, a window of the run */
-			printf("stopped           %s %s%s; %" PRIu64 " heap calls after it not recorded\n",
-			       ft->stop_reason <= AR_STOP_DURATION ? "at its" : "by", stop_name(ft->stop_reason),
-			       ft->stop_reason <= AR_STOP_DURATION ? " limit" : "", ft->after_stop);
+		if (ft && ft->stop_reason) { /* SPEC 6.7: a bounded recording, a window of the run */
+			/* Only a limit stop keeps counting the calls after it; a
+			 * window that ended (stop, detach, rotation) counts none. */
+			int limit = ft->stop_reason <= AR_STOP_DURATION;
+			printf("stopped           %s %s%s", limit ? "at its" : "by", stop_name(ft->stop_reason),
+			       limit ? " limit" : "");
+			if (limit || ft->after_stop)
+				printf("; %" PRIu64 " heap calls after it not recorded", ft->after_stop);
+			printf("\n");
+		}
 		if (ar_reader_stack_count(r) || ar_reader_module_count(r))
 			printf("stacks            %u (modules %u)\n", ar_reader_stack_count(r), ar_reader_module_count(r));
 		if (st == AR_STATUS_COMPLETE)

@@ -18,10 +18,11 @@ BENCHES += bench-format
 DEP_FILES += $(BENCH_FORMAT_OBJS:.o=.d)
 # make bench-attach: allocrec -p PID on redis-server under redis-benchmark,
 # five windows of 10 s: throughput while recording against before, every
-# window's trace verified (bench/rec/attach_redis.sh; installs redis and gdb
+# window's trace verified and replayed on every allocator with its peak
+# live bytes checked (bench/rec/attach_redis.sh; installs redis and gdb
 # when root, else skips).
 .PHONY: bench-attach
-bench-attach: $(ALLOCREC) $(REC_SHIM) $(ALLOCTRACE)
+bench-attach: $(ALLOCREC) $(REC_SHIM) $(ALLOCTRACE) $(ALLOCREPLAY) $(REPLAY_WORKER) all
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/attach_redis.sh
 BENCHES += bench-attach
 include bench/alloc/module.mk

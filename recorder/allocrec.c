@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocrec_stream.h"
 #include "ar_cli.h"
 #include "ar_escape.h"
 #include "ar_trace.h"
@@ -84,7 +85,10 @@ static void usage(void)
 	       "\n"
 	       "Options:\n"
 	       "  -o, --output=FILE   the trace of PROG (%%p = its pid); default ./PROG.PID.zst.\n"
-	       "                      Not '-': PROG's own output goes to standard output\n"
+	       "                      '-' streams it to standard output (PROG's own output\n"
+	       "                      then goes to standard error), and a FIFO streams it to\n"
+	       "                      its reader; a slow reader never makes PROG wait: the\n"
+	       "                      events it cannot take are dropped and counted\n"
 	       "      --output-for=NAME\n"
 	       "                      -o names the trace of the first image named NAME (a glob,\n"
 	       "                      matched against the basename of argv[0] and of the\n"
@@ -253,15 +257,10 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 	o->prog = argv + optind;
 	if (o->output_for && !o->output)
 		return ar_cli_usage_error("--output-for %s says which image -o names: give -o FILE too", o->output_for);
-	/* The shim writes its trace from inside PROG, whose own output is
-	 * what standard output carries: the two cannot share it. */
-	if (o->output && ar_cli_is_stdio(o->output)) {
-		char name[256];
-		snprintf(name, sizeof name, "%s", o->prog[0]);
-		return ar_cli_usage_error("cannot write the trace to standard output: the recorder does not stream to "
-					  "a pipe, and %s's own output goes there; name a file, e.g. -o %s.zst",
-					  o->prog[0], basename(name));
-	}
+	/* -o -: PROG's own image streams (allocrec_stream.c), not another. */
+	if (o->output && ar_cli_is_stdio(o->output) && o->output_for)
+		return ar_cli_usage_error("--output-for %s cannot go with -o -: only PROG's own image streams; "
+					  "name a file", o->output_for);
 	return -1;
 }
 
@@ -433,11 +432,13 @@ static int run_program(char **prog)
 		sigaction(SIGQUIT, &oquit, NULL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
+		allocrec_stream_child();
 		execvp(prog[0], prog);
 		int e = errno;
 		ar_cli_error(prog[0], "cannot run: %s", strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	allocrec_stream_parent();
 	int status = 0;
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
@@ -612,6 +613,7 @@ static void report(const rec_opts_t *o, const char *manifest)
 	if (o->quiet)
 		return;
 	static rec_traces_t t, chosen; /* 64 paths: too big for the stack */
+	allocrec_stream_report(o->quiet);
 	read_manifest(manifest, &t);
 	for (int i = 0; i < t.n; i++)
 		t.readable[i] = summarise(t.path[i]);
@@ -918,6 +920,14 @@ int main(int argc, char **argv)
 	if (o.ctl_verb)
 		return control(&o);
 	if ((rc = check_recordable(&o)) >= 0)
+		return rc;
+	struct stat fifo;
+	if (o.output && (o.rotate || o.paused) &&
+	    (ar_cli_is_stdio(o.output) || (stat(o.output, &fifo) == 0 && S_ISFIFO(fifo.st_mode))))
+		return ar_cli_usage_error("%s cannot go with a stream (-o %s): one stream carries one trace, and "
+					  "each window or segment is a trace of its own; name a file",
+					  o.rotate ? "--rotate" : "--paused", o.output);
+	if ((rc = allocrec_stream_open(o.output, o.quiet)) >= 0 && rc != 0)
 		return rc;
 	char manifest[] = "/tmp/allocrec-manifest.XXXXXX";
 	if ((rc = prepare_env(&o, manifest)) != 0)

@@ -35,7 +35,8 @@ $(REC_SHIM): $(REC_SHIM_OBJS)
 	$(Q)$(CC) $(REC_SHIM_LDFLAGS) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $(REC_SHIM_OBJS) $(REC_SHIM_LIBS)
 
 # allocrec itself is an ordinary tool.
-ALLOCREC_OBJS := $(call objs,recorder/allocrec.c recorder/allocrec_attach.c recorder/allocrec_gdb.c recorder/rec_ctl_dir.c)
+ALLOCREC_OBJS := $(call objs,recorder/allocrec.c recorder/allocrec_attach.c recorder/allocrec_gdb.c recorder/rec_ctl_dir.c \
+	recorder/allocrec_stream.c)
 $(ALLOCREC): $(ALLOCREC_OBJS) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

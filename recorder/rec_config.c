@@ -218,6 +218,9 @@ static void read_config(void)
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
 	rec_cfg.rotate = env_u64("ALLOCRR_ROTATE");
 	rec_cfg.paused = setting_int("ALLOCRR_PAUSED", 0) != 0;
+	rec_cfg.stream_fd = rec_getenv_int("ALLOCRR_STREAM_FD", -1);
+	if ((s = getenv("ALLOCRR_STREAM_STATS")) != NULL)
+		rec_strlcpy(rec_cfg.stream_stats, s, sizeof rec_cfg.stream_stats);
 }
 
 void rec_config_read(void)

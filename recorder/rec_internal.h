@@ -66,6 +66,8 @@ typedef struct rec_config {
 			       * many bytes, 0 = never (rec_window.c) */
 	int paused;           /* ALLOCRR_PAUSED: start with the shim loaded, not recording;
 			       * windows come from the control channel (rec_control.c) */
+	int stream_fd;        /* ALLOCRR_STREAM_FD: the first image's trace goes to this inherited descriptor, -1 = none */
+	char stream_stats[1024]; /* ALLOCRR_STREAM_STATS: where the stream's totals go at its end, for allocrec */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
@@ -356,6 +358,15 @@ void rec_trace_finish_stopped(uint64_t after_stop);
 void rec_trace_forget(void);
 /* After a clean close in this image: the next rec_trace_open opens anew. */
 void rec_trace_forget_closed(void);
+/* 1 while this image's trace goes to a pipe, a FIFO or a socket (allocrec
+ * -o -, -o FIFO): a reader may be slower than the program, so a thread with
+ * every buffer in flight waits for the writer only while the stream has
+ * room, and otherwise drops its events, counted (rec_writer_wait_returned);
+ * nothing is rewritten in place. */
+extern int rec_streaming;
+/* Any thread: 1 when the stream has no room now (its reader is behind, or
+ * gone), so the writer is or will be blocked in write(). */
+int rec_trace_stream_full(void);
 /* Write one metadata block if the trace is open (a failure calls rec_fail). */
 void rec_trace_write_meta(const ar_metabuf_t *m);
 
@@ -393,8 +404,9 @@ void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One "allocrr: ..." line on stderr, recording goes on; the caller says it
  * once. Neither lets SIGXFSZ reach the program. */
 void rec_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Block SIGXFSZ around a write made on a program thread and discard the one
- * the write raised (no-op on the writer thread, which blocks everything). */
+/* Block SIGXFSZ and SIGPIPE around a write made on a program thread and
+ * discard the one the write raised (no-op on the writer thread, which
+ * blocks everything). */
 typedef struct rec_xfsz_guard {
 	sigset_t old;
 	int active, pending_before;

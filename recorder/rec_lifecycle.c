@@ -171,7 +171,8 @@ static void env_snapshot(void)
 	size_t used = 0;
 	env_nsaved = 0;
 	for (char **ep = environ; ep && *ep && env_nsaved < ENV_SAVED_MAX; ep++) {
-		if (strncmp(*ep, "ALLOCRR_", 8) != 0 || strncmp(*ep, "ALLOCRR_OUTPUT=", 15) == 0)
+		if (strncmp(*ep, "ALLOCRR_", 8) != 0 || strncmp(*ep, "ALLOCRR_OUTPUT=", 15) == 0 ||
+		    strncmp(*ep, "ALLOCRR_STREAM_FD=", 18) == 0) /* the first image's descriptor */
 			continue;
 		size_t len = strlen(*ep) + 1;
 		if (used + len > sizeof env_saved)
@@ -288,6 +289,7 @@ __attribute__((constructor)) static void rec_ctor(void)
 	/* ALLOCRR_OUTPUT names this image's trace only: exec'ed images and
 	 * forked children use ALLOCRR_DIR/PROG.PID.zst. */
 	env_remove("ALLOCRR_OUTPUT");
+	env_remove("ALLOCRR_STREAM_FD"); /* its number means nothing in another image */
 	if (!rec_cfg.follow_exec)
 		unpreload_self();
 	if (atomic_load(&rec_state) == REC_ON)

@@ -148,7 +148,11 @@ static rec_buf_t *new_buffer(rec_thread_t *t)
 		}
 		t->nbufs++;
 	} else {
-		/* Backpressure: the writer is behind; wait for one of ours. */
+		/* Backpressure: the writer is behind; wait for one of ours.
+		 * On a stream whose pipe is full the wait ends at once
+		 * (rec_writer_wait_returned): the caller then drops the event
+		 * and counts it (the footer's dropped_events); a metadata
+		 * record is lost, which readers tolerate (SPEC 7.4). */
 		rec_writer_wait_returned(t);
 		b = atomic_exchange_explicit(&t->returned, NULL, memory_order_acquire);
 		if (!b)

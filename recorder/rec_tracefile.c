@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,24 +42,34 @@ static int open_failed;
  * the image ends (rec_trace_finish_stopped). */
 static ar_writer_t *kept;
 
-/* ---- warnings and SIGXFSZ ----------------------------------------------------------- */
+/* ---- warnings, SIGXFSZ and SIGPIPE ---------------------------------------------------- */
 /* Writes made on a program thread (the header at start-up; all writes when
  * there is no writer thread) must not let RLIMIT_FSIZE kill the program:
  * the kernel sends SIGXFSZ (default action: die) to the thread whose write
- * crosses the limit, then fails the write with EFBIG. The writer thread
- * blocks every signal; elsewhere we block SIGXFSZ around our writes and
+ * crosses the limit, then fails the write with EFBIG. Nor may a stream
+ * whose reader went away (allocrec -o - PROG | head -c 10): the write
+ * raises SIGPIPE on the thread, then fails with EPIPE. The writer thread
+ * blocks every signal; elsewhere we block both around our writes and
  * discard the one we caused, so the program sees neither, only the
  * warning. */
+static void guard_set(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGXFSZ);
+	sigaddset(s, SIGPIPE);
+}
+
 void rec_xfsz_block(rec_xfsz_guard_t *g)
 {
 	g->active = !rec_tls.is_writer;
 	if (!g->active)
 		return;
 	sigset_t s, p;
-	sigemptyset(&s);
-	sigaddset(&s, SIGXFSZ);
+	guard_set(&s);
 	pthread_sigmask(SIG_BLOCK, &s, &g->old);
-	g->pending_before = sigpending(&p) == 0 && sigismember(&p, SIGXFSZ);
+	g->pending_before = 0;
+	if (sigpending(&p) == 0)
+		g->pending_before = sigismember(&p, SIGXFSZ) | sigismember(&p, SIGPIPE) << 1;
 }
 
 void rec_xfsz_restore(rec_xfsz_guard_t *g)
@@ -66,12 +77,16 @@ void rec_xfsz_restore(rec_xfsz_guard_t *g)
 	if (!g->active)
 		return;
 	int saved = errno;
-	sigset_t s, p;
-	sigemptyset(&s);
-	sigaddset(&s, SIGXFSZ);
-	if (!g->pending_before && sigpending(&p) == 0 && sigismember(&p, SIGXFSZ)) {
-		struct timespec zero = {0, 0};
-		sigtimedwait(&s, NULL, &zero);
+	sigset_t s, p, one;
+	guard_set(&s);
+	int sigs[2] = {SIGXFSZ, SIGPIPE};
+	for (int i = 0; i < 2; i++) {
+		if (!(g->pending_before & 1 << i) && sigpending(&p) == 0 && sigismember(&p, sigs[i])) {
+			struct timespec zero = {0, 0};
+			sigemptyset(&one);
+			sigaddset(&one, sigs[i]);
+			sigtimedwait(&one, NULL, &zero);
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 	errno = saved;
@@ -341,13 +356,77 @@ static int open_unnamed_first(void)
 	return 1;
 }
 
+/* ---- streams (allocrec -o -, -o FIFO) ------------------------------------------------ */
+#define STREAM_PIPE_BYTES (1 << 20)
+int rec_streaming;
+static int is_stream;         /* this trace came through open_stream */
+static ar_footer_t stream_totals; /* what allocrec's summary says of it */
+static uint64_t stream_bytes;
+static int stream_complete;
+
+/* A trace that goes to a pipe, a FIFO or a socket has no name to give
+ * and nothing to seek back to. allocrec hands the descriptor over already
+ * open (ALLOCRR_STREAM_FD: opening a FIFO a second time would show its
+ * reader an EOF in between); an ALLOCRR_OUTPUT that names a FIFO is opened
+ * here without blocking, so a FIFO nobody reads fails at once rather than
+ * hanging the program's start-up. The descriptor is made blocking: after
+ * the header only the writer thread writes to it, and the program's
+ * threads never wait for a full pipe (rec_streaming). Returns 0 when open,
+ * -1 after rec_fail, 1 when this trace is no stream. */
+static int open_stream(void)
+{
+	int fd = rec_cfg.stream_fd;
+	rec_cfg.stream_fd = -1; /* the first trace of this image only */
+	struct stat st;
+	name_trace(0);
+	if (fd < 0) {
+		if (!rec_cfg.output[0] || lstat(trace_path, &st) != 0 || !S_ISFIFO(st.st_mode))
+			return 1;
+		fd = open(trace_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			open_failed = 1;
+			rec_fail("cannot open the FIFO %s for the trace: %s", trace_path,
+				 errno == ENXIO ? "no process reads it (start its reader first)" : strerror(errno));
+			return -1;
+		}
+	} else if (!rec_cfg.output[0] || strcmp(rec_cfg.output, "-") == 0) {
+		rec_strlcpy(trace_path, "(standard output)", sizeof trace_path);
+	}
+	if (fstat(fd, &st) != 0) {
+		open_failed = 1;
+		rec_fail("cannot write the trace to descriptor %d (ALLOCRR_STREAM_FD): %s", fd, strerror(errno));
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	rec_streaming = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+	is_stream = 1;
+	/* A bigger pipe (64 KiB by default; 1 MiB is what an unprivileged
+	 * process may ask, fs/pipe-max-size) rides out a reader that is only
+	 * briefly off the CPU without a drop; no harm if refused. */
+	if (S_ISFIFO(st.st_mode))
+		fcntl(fd, F_SETPIPE_SZ, STREAM_PIPE_BYTES);
+	fd = rec_move_fd_high(fd); /* close-on-exec from here: exec'ed images write files */
+	note_ours(fd);
+	ar_error_t err;
+	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
+	if (rc != 0)
+		return header_failed(fd, &err, rc);
+	trace_fd = fd;
+	return 0;
+}
+
 int rec_trace_open(void)
 {
 	if (writer)
 		return 0;
 	if (open_failed)
 		return -1;
-	int rc = open_unnamed_first();
+	int rc = rec_cfg.stream_fd >= 0 || rec_cfg.output[0] ? open_stream() : 1;
+	if (rc <= 0)
+		return rc;
+	rc = open_unnamed_first();
 	if (rc <= 0) {
 		if (rc == 0) {
 			manifest_add(trace_path);
@@ -472,6 +551,69 @@ void rec_trace_write_meta(const ar_metabuf_t *m)
 		write_error(rc, &err);
 }
 
+/* A full stream stays full for a while: the verdict is kept 1 ms, so a
+ * thread dropping every call does not make a poll() for each. */
+static _Atomic uint64_t full_until;
+int rec_trace_stream_full(void)
+{
+	uint64_t now = rec_mono_ns();
+	if (now < atomic_load_explicit(&full_until, memory_order_relaxed))
+		return 1;
+	struct pollfd p = {.fd = trace_fd, .events = POLLOUT};
+	int full = trace_fd < 0 || poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT) || (p.revents & (POLLERR | POLLHUP));
+	if (full)
+		atomic_store_explicit(&full_until, now + 1000000u, memory_order_relaxed);
+	return full;
+}
+
+/* allocrec's summary of a stream, which it cannot read back: one line
+ * "events E threads T bytes B dropped D complete C after_stop A stop S"
+ * into ALLOCRR_STREAM_STATS, rewritten when the count after a stop is
+ * known. */
+static void stream_stats(uint64_t after_stop)
+{
+	if (!rec_cfg.stream_stats[0])
+		return;
+	int fd = open(rec_cfg.stream_stats, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	const ar_footer_t *f = &stream_totals;
+	char line[400];
+	int n = snprintf(line, sizeof line, "events %llu threads %llu bytes %llu dropped %llu complete %d after_stop %llu stop %d\n",
+			 (unsigned long long)f->events, (unsigned long long)f->threads,
+			 (unsigned long long)stream_bytes, (unsigned long long)f->dropped_events, stream_complete,
+			 (unsigned long long)after_stop, atomic_load(&rec_limit_stop));
+	ssize_t w = write(fd, line, (size_t)n);
+	(void)w;
+	close(fd);
+}
+
+/* Close a stream: the footer at its end, never rewritten (SPEC 6.7: after
+ * a limit stop it says 0 calls after the stop; allocrec's summary gives
+ * the count). Closing at a limit stop ends the reader's input there
+ * (| zstd, | ssh finish) while the program runs on. */
+static void stream_end(int footer, int why)
+{
+	ar_error_t err;
+	if (footer && why)
+		ar_writer_note_stop(writer, (unsigned)why, 0);
+	if (footer) {
+		int rc = ar_writer_write_footer(writer, rec_time_ns(), &err);
+		if (rc != 0) {
+			write_error(rc, &err);
+			footer = 0;
+		}
+	}
+	ar_writer_totals(writer, &stream_totals);
+	stream_bytes = ar_writer_bytes(writer);
+	stream_complete = footer;
+	ar_writer_close(writer, 0, 0, &err);
+	writer = NULL;
+	close(trace_fd);
+	trace_fd = -1;
+	stream_stats(0);
+}
+
 void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 {
 	if (!writer && m->nrecords == 0 && !rec_cfg.output[0])
@@ -499,6 +641,10 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 	if (footer && !fd_still_ours())
 		footer = 0;
 	int why = atomic_load(&rec_limit_stop);
+	if (is_stream) {
+		stream_end(footer, why);
+		return;
+	}
 	if (footer && why && rec_windowed()) {
 		/* A window's own limit: that window ends, the next may come. */
 		ar_writer_note_stop(writer, (unsigned)why, 0);
@@ -527,6 +673,8 @@ void rec_trace_close(ar_metabuf_t *m, uint64_t dropped, int busy)
 
 void rec_trace_finish_stopped(uint64_t after_stop)
 {
+	if (is_stream && !writer)
+		stream_stats(after_stop); /* the stream ended at the stop */
 	if (!kept)
 		return;
 	ar_error_t err;
@@ -550,6 +698,8 @@ void rec_trace_forget(void)
 	trace_fd = -1;
 	writer = NULL;
 	open_failed = 0;
+	is_stream = 0; /* the child writes a file of its own */
+	rec_streaming = 0;
 }
 
 void rec_trace_forget_closed(void)

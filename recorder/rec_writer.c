@@ -261,6 +261,8 @@ static void close_trace(void)
 	ar_metabuf_t m;
 	ar_metabuf_reset(&m, mdata, sizeof mdata);
 	uint64_t dropped = atomic_load(&rec_limit_stop) ? limit_dropped_base : atomic_load(&rec_dropped_global);
+	for (rec_thread_t *t = gone; t; t = t->all_next)
+		dropped += t->dropped; /* exited threads drop too (a stream's slow reader) */
 	for (rec_thread_t *t = threads; t; t = t->all_next) {
 		dropped += t->dropped;
 		if (!t->exited) {
@@ -511,6 +513,11 @@ void rec_writer_wait_returned(rec_thread_t *t)
 	for (long ns = 20000; !atomic_load(&t->returned); ns = ns < 1000000 ? ns * 2 : ns) {
 		if (atomic_load(&rec_state) != REC_ON)
 			return;
+		/* A stream: wait while the writer is only busy compressing (as
+		 * for a file), never for a reader that lets the pipe fill: then
+		 * the caller drops instead (rec_thread.c). */
+		if (rec_streaming && rec_trace_stream_full())
+			return;
 		if (!atomic_load(&rec_writer_running) && rec_writer_start() != 0 && try_lock()) {
 			rec_xfsz_guard_t g;
 			rec_xfsz_block(&g);
@@ -575,6 +582,11 @@ void rec_writer_finish(const char *why, int timeout_ms)
 		wake_writer();
 		for (int i = 0; i < timeout_ms * 10 && !atomic_load(&closed); i++)
 			sleep_ns(100000);
+		if (!atomic_load(&closed) && rec_streaming)
+			rec_warn("the reader of the trace stream %s did not take the rest of the trace within %d s: "
+				 "the image ends without waiting longer, so the stream stops where the writer was, "
+				 "without its footer (its reader sees a truncated trace)", rec_trace_path(),
+				 timeout_ms / 1000);
 		return;
 	}
 	for (int i = 0; i < timeout_ms; i++) {
@@ -632,6 +644,8 @@ void rec_writer_reset_child(void)
 	rotate_due = 0;
 	limit_origin_ns = rec_mono_ns();
 	rec_cfg.output[0] = 0; /* -o names the first process only */
+	rec_cfg.stream_fd = -1; /* and only it streams */
+	rec_cfg.stream_stats[0] = 0;
 	rec_pid = rec_getpid();
 	uint64_t old_start = rec_start_mono_ns;
 	rec_start_mono_ns = rec_mono_ns();

@@ -7,7 +7,9 @@
 # runs, and the throughput measured again, then once more after the detach.
 # Per cycle: the three figures, recording/before, and after/before (the same
 # load twice unrecorded: how much the machine's noise alone moves the
-# figure), the window's events and whether its trace verifies; at the end
+# figure), the window's events and whether its trace verifies, and its
+# replay on every allocator (runs ok, replayed peak live bytes against the
+# trace's, the pre-existing blocks and the heap at the start); at the end
 # the median ratios, and whether the server still answers and stayed on
 # jemalloc. Throughput is what redis-benchmark reports for chunks of
 # CHUNK requests, summed over the chunks that ran entirely inside the
@@ -23,6 +25,7 @@ WINDOW=${WINDOW:-10}
 CHUNK=${CHUNK:-20000}
 REC=$B/bin/allocrec
 AT=$B/bin/alloctrace
+REP=$B/bin/allocreplay
 PY=/usr/bin/python3
 need() {
 	command -v "$1" >/dev/null && return 0
@@ -33,6 +36,7 @@ need redis-server redis-server
 need redis-benchmark redis-tools
 need redis-cli redis-tools
 need gdb gdb
+need sqlite3 sqlite3
 T=$(mktemp -d /tmp/allocrr-bench-attach.XXXXXX)
 srv=
 trap '[ -n "$srv" ] && kill $srv 2>/dev/null; rm -rf "$T"' EXIT
@@ -106,6 +110,16 @@ for c in $(seq "$CYCLES"); do
 	printf " window %s, %s bytes, verify %s; load average %s\n" "${events:-? events}" "$(stat -c %s "$trace")" \
 		"$([ $vrc = 0 ] && echo ok || echo "FAILED: $v")" "$(cut -d' ' -f1 /proc/loadavg)"
 	[ "$during" = 0 ] && echo "  (no benchmark chunk ran entirely inside the window: raise WINDOW or lower CHUNK)"
+	# The window replays on every allocator, its pre-existing blocks
+	# allocated before it: the replayed peak live bytes are the trace's.
+	rm -f "$T/w.db"
+	"$REP" "$trace" --all --repeat 1 --db "$T/w.db" >/dev/null 2>replay.err; prc=$?
+	tpeak=$("$AT" stats "$trace" --json | grep -o '"peak_live_bytes":[0-9]*' | cut -d: -f2)
+	read -r dpeak pre_n pre_b heap <<<"$(sqlite3 -separator ' ' "$T/w.db" \
+		'SELECT peak_live_bytes, preexisting_blocks, preexisting_bytes, ifnull(heap_at_start_bytes, "unknown") FROM traces')"
+	okruns=$(sqlite3 "$T/w.db" "SELECT count(*) || '/' || (SELECT count(*) FROM runs) FROM runs WHERE status = 'ok'")
+	printf "  replay --all: status %s, runs ok %s, peak live %s (trace %s: %s), %s pre-existing blocks (%s bytes), heap at start %s\n" \
+		"$prc" "$okruns" "$dpeak" "$tpeak" "$([ "$dpeak" = "$tpeak" ] && echo equal || echo DIFFERENT)" "$pre_n" "$pre_b" "$heap"
 	rm -f "$T"/w*.zst
 	redis-cli -p "$port" ping | grep -q PONG || { echo "cycle $c: the server stopped answering"; exit 1; }
 done

@@ -2,13 +2,15 @@
 # make bench-rec: the recorder's cost on a malloc-heavy program of our own
 # (bench_rec_workload: EVENTS heap calls over 1024 slots per thread), run
 # bare, under allocrec --paused (the shim loaded, no window open: the cost
-# a program pays between windows), allocrec, allocrec --stacks, heaptrack
-# and glibc's memusage,
+# a program pays between windows), allocrec, allocrec -o - (streamed
+# through a pipe to `cat >FILE`), allocrec --stacks, heaptrack and glibc's
+# memusage,
 # with 1 and 2 threads and two size distributions (any byte count / a set of
 # 40 program-like sizes). The modes run interleaved — one run of each, RUNS
 # times — so a noisy neighbour hits them alike; the median wall time gives
 # the slowdown against the bare run, and each recorder's output gives its
-# bytes per recorded event.
+# bytes per recorded event (and, streamed, the events dropped because the
+# reader fell behind: none expected from cat).
 #   ALLOCRR_BUILD=build EVENTS=4000000 RUNS=5 SIZES="any set" bash bench/rec/run.sh
 set -u
 B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
@@ -23,11 +25,12 @@ trap 'rm -rf "$T"' EXIT
 if ! command -v heaptrack >/dev/null && [ "$(id -u)" = 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq heaptrack >/dev/null 2>&1
 fi
-modes="bare paused allocrec stacks"
+modes="bare paused allocrec stream stacks"
 command -v heaptrack >/dev/null && modes="$modes heaptrack" || echo "heaptrack not installed: skipped"
 command -v memusage >/dev/null && modes="$modes memusage" || echo "memusage not installed: skipped"
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+stream_to() { local f=$1; shift; "$REC" -q -o - "$@" | cat >"$f"; }
 wall() { local t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN{printf "%.4f\n", b-a}'; }
 
 # one_run MODE THREADS SIZES: append its wall time to $T/MODE.times and
@@ -39,6 +42,7 @@ one_run() {
 	bare) wall "$WL" $th $EVENTS $sz ;;
 	paused) wall "$REC" -q --paused -o "$out/t.zst" "$WL" $th $EVENTS $sz ;; # loaded, no window
 	allocrec) wall "$REC" -q -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
+	stream) wall stream_to "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stacks) wall "$REC" -q --stacks -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	heaptrack) (cd "$out" && wall heaptrack -o "$out/ht" "$WL" $th $EVENTS $sz) ;;
 	memusage) wall memusage "$WL" $th $EVENTS $sz ;;
@@ -48,10 +52,11 @@ one_run() {
 bytes_per_event() { # mode
 	local f
 	case $1 in
-	allocrec|stacks)
+	allocrec|stacks|stream)
 		f=$T/out-$1/t.zst
 		awk -v b=$(stat -c %s "$f") -v e=$("$AT" info "$f" --json | sed 's/.*"events":\([0-9]*\).*/\1/') \
-			'BEGIN{printf "%.2f", b/e}' ;;
+			-v d=$("$AT" info "$f" --json | grep -o '"dropped_events":[0-9]*' | cut -d: -f2) \
+			'BEGIN{printf "%.2f", b/e; if (d > 0) printf " (%d dropped)", d}' ;;
 	heaptrack)
 		f=$(ls "$T"/out-heaptrack/ht* 2>/dev/null | head -1)
 		[ -n "$f" ] && awk -v b=$(stat -c %s "$f") -v e=$EVENTS 'BEGIN{printf "%.2f", b/e}' || echo - ;;
@@ -70,7 +75,7 @@ for sz in $SIZES; do
 		base=$(median <"$T/bare.times")
 		for mode in $modes; do
 			med=$(median <"$T/$mode.times")
-			label=$mode; [ $mode = stacks ] && label="allocrec --stacks"
+			label=$mode; [ $mode = stacks ] && label="allocrec --stacks"; [ $mode = stream ] && label="allocrec -o - |cat"
 			[ $mode = paused ] && label="allocrec --paused"
 			printf '%-18s %-5s %7d %10.3f %8.2fx %12s\n' "$label" $sz $th $med \
 				"$(awk -v a=$med -v b=$base 'BEGIN{print a/b}')" "$(bytes_per_event $mode)"

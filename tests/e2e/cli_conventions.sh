@@ -190,9 +190,11 @@ no_dash_file "allocreport merge -"
 usage_error "allocreport --db -" 1 allocreport "$REP" --db -
 usage_error "allocreplay --db -" 1 allocreplay "$B/bin/allocreplay" s1.zst -a glibc --db -
 no_dash_file "allocreplay --db -"
-usage_error "allocrec -o -" 1 allocrec "$REC" -o - true
-grep -q "standard output" ue.err && ok "allocrec -o -: says why" || fail "allocrec -o -: $(head -n 1 ue.err)"
+rc=$(run recstream "$REC" -q -o - true)
+expect_eq "allocrec -o -: exit" "$rc" 0
+expect_eq "allocrec -o -: the trace on stdout verifies" "$("$AT" verify recstream.out >/dev/null; echo $?)" 0
 no_dash_file "allocrec -o -"
+usage_error "allocrec -o - --output-for (only PROG's image streams)" 1 allocrec "$REC" -o - --output-for x true
 "$AT" gen S1 --ops 3000 -q -o gen.zst || fail "alloctrace gen -o gen.zst"
 rc=$(run gen "$AT" gen S1 --ops 3000 -q -o -)
 expect_eq "alloctrace gen -o -: exit" "$rc" 0

@@ -6,12 +6,18 @@
  * harmed the program would show in its output.
  *
  *   rec_paced THREADS ROUNDS PER_ROUND PAUSE_MS
+ *
+ * With REC_PACED_DONE=FILE it creates FILE once its threads are done, before
+ * it prints: the streaming test's slow reader starts reading only then
+ * (tests/e2e/rec_stream.sh).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int rounds, per_round, pause_ms;
 
@@ -66,6 +72,9 @@ int main(int argc, char **argv)
 			return 4;
 		total ^= (unsigned long)r;
 	}
+	const char *done = getenv("REC_PACED_DONE");
+	if (done && *done)
+		close(open(done, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 	printf("rec_paced: %d threads x %d rounds x %d blocks, checksum %lx\n", nthreads, rounds, per_round, total);
 	return 0;
 }
