@@ -3,8 +3,9 @@
 # (bench_rec_workload: EVENTS heap calls over 1024 slots per thread), run
 # bare, under allocrec --paused (the shim loaded, no window open: the cost
 # a program pays between windows), allocrec, allocrec -o - (streamed
-# through a pipe to `cat >FILE`), allocrec --stacks, heaptrack and glibc's
-# memusage,
+# through a pipe to `cat >FILE`), allocrec --stacks, allocrec -p PID (an
+# attached window: the program started unrecorded, held until the attach
+# is done, then timed), heaptrack and glibc's memusage,
 # with 1 and 2 threads and two size distributions (any byte count / a set of
 # 40 program-like sizes). The modes run interleaved — one run of each, RUNS
 # times — so a noisy neighbour hits them alike; the median wall time gives
@@ -26,12 +27,39 @@ if ! command -v heaptrack >/dev/null && [ "$(id -u)" = 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq heaptrack >/dev/null 2>&1
 fi
 modes="bare paused allocrec stream stacks"
+command -v gdb >/dev/null && modes="$modes attach" || echo "gdb not installed: the allocrec -p row is skipped"
 command -v heaptrack >/dev/null && modes="$modes heaptrack" || echo "heaptrack not installed: skipped"
 command -v memusage >/dev/null && modes="$modes memusage" || echo "memusage not installed: skipped"
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 stream_to() { local f=$1; shift; "$REC" -q -o - "$@" | cat >"$f"; }
 wall() { local t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN{printf "%.4f\n", b-a}'; }
+
+# attached OUT ARGS...: the workload started unrecorded and held at its gate,
+# allocrec -p attached to it (a window, GOT rebinding), then the gate
+# opened: the wall time from the gate to the program's exit (the same calls
+# as the other rows; gdb's attach time is not in it — see make bench-attach).
+attached() {
+	local out=$1 pid rec t0; shift
+	rm -f "$T/gate"
+	BENCH_REC_GATE=$T/gate "$WL" "$@" >/dev/null 2>&1 &
+	pid=$!
+	# the shell's child runs the workload once it has exec'ed it
+	for _ in $(seq 1000); do [ "$(readlink /proc/$pid/exe)" = "$WL" ] && break; sleep 0.01; done
+	"$REC" -p $pid -o "$out/t.zst" 2>"$out/attach.err" &
+	rec=$!
+	for _ in $(seq 1200); do
+		grep -q "recording process" "$out/attach.err" && break
+		kill -0 $rec 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q "recording process" "$out/attach.err" || { echo "attach failed: $(cat "$out/attach.err")" >&2; touch "$T/gate"; wait; echo nan; return; }
+	t0=$EPOCHREALTIME
+	touch "$T/gate"
+	wait $pid
+	awk -v a=$t0 -v b=$EPOCHREALTIME 'BEGIN{printf "%.4f\n", b-a}'
+	wait $rec
+}
 
 # one_run MODE THREADS SIZES: append its wall time to $T/MODE.times and
 # keep its output for the size measurement.
@@ -44,6 +72,7 @@ one_run() {
 	allocrec) wall "$REC" -q -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stream) wall stream_to "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stacks) wall "$REC" -q --stacks -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
+	attach) attached "$out" $th $EVENTS $sz ;;
 	heaptrack) (cd "$out" && wall heaptrack -o "$out/ht" "$WL" $th $EVENTS $sz) ;;
 	memusage) wall memusage "$WL" $th $EVENTS $sz ;;
 	esac >>"$T/$mode.times"
@@ -52,7 +81,7 @@ one_run() {
 bytes_per_event() { # mode
 	local f
 	case $1 in
-	allocrec|stacks|stream)
+	allocrec|stacks|stream|attach)
 		f=$T/out-$1/t.zst
 		awk -v b=$(stat -c %s "$f") -v e=$("$AT" info "$f" --json | sed 's/.*"events":\([0-9]*\).*/\1/') \
 			-v d=$("$AT" info "$f" --json | grep -o '"dropped_events":[0-9]*' | cut -d: -f2) \
@@ -76,7 +105,7 @@ for sz in $SIZES; do
 		for mode in $modes; do
 			med=$(median <"$T/$mode.times")
 			label=$mode; [ $mode = stacks ] && label="allocrec --stacks"; [ $mode = stream ] && label="allocrec -o - |cat"
-			[ $mode = paused ] && label="allocrec --paused"
+			[ $mode = paused ] && label="allocrec --paused"; [ $mode = attach ] && label="allocrec -p PID"
 			printf '%-18s %-5s %7d %10.3f %8.2fx %12s\n' "$label" $sz $th $med \
 				"$(awk -v a=$med -v b=$base 'BEGIN{print a/b}')" "$(bytes_per_event $mode)"
 		done

@@ -9,12 +9,17 @@
  * bytes of every block
  * it gets (a real program touches its memory). Deterministic per thread
  * (xorshift seeded by the thread number). Prints the number of heap calls.
+ * With BENCH_REC_GATE=FILE it waits for FILE to exist before it starts
+ * (bench-rec's attach row: allocrec -p attaches to it first, so every
+ * timed call is in the window).
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 static long per_thread;
 static int size_set;
@@ -92,6 +97,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	per_thread = events / threads;
+	const char *gate = getenv("BENCH_REC_GATE");
+	struct stat st;
+	while (gate && stat(gate, &st) != 0)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	pthread_t t[64];
 	for (long i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, run, (void *)i);
