@@ -86,8 +86,10 @@ typedef struct ar_alloc_stats {
 	uint64_t bytes_mapped_peak;
 	uint64_t bytes_metadata; /* part of bytes_mapped holding bookkeeping
 				  * (thread states), not blocks */
-	uint64_t bytes_cached;   /* tlscache: bytes of free blocks sitting in
-				  * thread caches; 0 for the others */
+	uint64_t bytes_cached;   /* bytes of free memory held for reuse: freed
+				  * large mappings kept by the cache of
+				  * map_cache.h (all four), plus for tlscache
+				  * free blocks sitting in thread caches */
 	uint64_t large_blocks_in_use; /* blocks that own their mapping */
 	uint64_t large_bytes_in_use;  /* their usable bytes (inside bytes_in_use) */
 	uint64_t mmap_calls, munmap_calls, mremap_calls;

@@ -103,6 +103,14 @@ $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) 
 	  -Wno-use-after-free -Wno-alloc-size-larger-than \
 	  -o $@ $< $(ALLOC_REG_SRCS) -lpthread
 
+# Large blocks and the cache of freed mappings (tests/unit/test_large.c): the
+# unit-test pattern of tests/module.mk, linked with those modules' objects.
+ALLOC_LARGE_TEST := $(BUILD)/tests/test_large
+ALLOC_LARGE_TEST_SRCS := allocators/common/large.c allocators/common/map_cache.c \
+	allocators/common/os.c allocators/common/tunables.c
+$(ALLOC_LARGE_TEST): $(call objs,$(ALLOC_LARGE_TEST_SRCS))
+$(BUILD)/obj/tests/unit/test_large.o: CFLAGS_OUR += -Iallocators -Iallocators/common
+
 ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)
 INSTALL_PLUGINS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS)

@@ -178,7 +178,7 @@ static inline void *arena_alloc(size_t size, size_t align)
 {
 	size_t need = ar_align_up(size, AR_MIN_ALIGN);
 	if (AR_UNLIKELY(need > large_threshold || align > large_threshold))
-		return ar_large_alloc(size, align);
+		return ar_large_alloc(size, align, 0);
 	arena_thread_t *t = self_ts;
 	if (AR_LIKELY((uintptr_t)t > (uintptr_t)TS_DEAD))
 		return bump_alloc(t, need, align);
@@ -193,7 +193,7 @@ void *ar_core_malloc(size_t size)
 void *ar_core_calloc(size_t size)
 {
 	if (ar_align_up(size, AR_MIN_ALIGN) > large_threshold)
-		return ar_large_alloc(size, AR_MIN_ALIGN); /* fresh mapping: zero */
+		return ar_large_alloc(size, AR_MIN_ALIGN, 1);
 	void *p = arena_alloc(size, AR_MIN_ALIGN);
 	if (p)
 		memset(p, 0, size); /* recycled chunks hold old data */

@@ -43,6 +43,7 @@
 
 #include "core.h"
 #include "debug.h"
+#include "map_cache.h"
 #include "os.h"
 #include "util.h"
 
@@ -62,12 +63,14 @@ static void fork_prepare(void)
 {
 	AR_DBG_FORK_PREPARE();
 	ar_core_fork_prepare();
+	ar_mcache_fork_prepare();
 	ar_os_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	ar_os_fork_parent();
+	ar_mcache_fork_parent();
 	ar_core_fork_parent();
 	AR_DBG_FORK_PARENT();
 }
@@ -75,6 +78,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	ar_os_fork_child();
+	ar_mcache_fork_child();
 	ar_core_fork_child();
 	AR_DBG_FORK_CHILD();
 }
@@ -90,6 +94,7 @@ static __attribute__((noinline, cold)) void init_slow(void)
 		return;
 	}
 	ar_os_init();
+	ar_mcache_init();
 	const char *f = getenv("ALLOCRR_ALLOC_STATS_FILE");
 	if (f && strlen(f) < sizeof stats_file)
 		strcpy(stats_file, f);

@@ -267,8 +267,8 @@ static int live_find(const void *p, size_t *size, int remove)
 
 /* A FIFO of freed blocks, at most Q_BLOCKS of them and q_cap bytes (usable
  * sizes); blocks above Q_BLOCK_MAX are neither filled nor held (every core
- * gives those their own mapping, unmapped on free, so a later access
- * faults). */
+ * gives those their own mapping, unmapped on free — the debug build's
+ * map_cache.c caches none by default — so a later access faults). */
 #define Q_BLOCKS 4096
 #define Q_BLOCK_MAX ((size_t)1 << 20)
 

@@ -2,14 +2,20 @@
  * large.c — one mapping per large block; see large.h for the layout and
  * chunk.h for why the header sits at a chunk boundary.
  *
+ * Mappings come from and go back to map_cache.c, so a freed block's mapping
+ * (its pages still resident) can serve the next large block; every mapping
+ * starts at a chunk boundary, where the header goes.
+ *
  * Invariants: header->map_len is the exact length mapped from the header on
- * (what munmap gets back); header->offset is block - header, in
+ * (what the cache gets back); header->offset is block - header, in
  * [64, chunk size]; the counters change together with the mapping.
  */
 #include "large.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
+#include "map_cache.h"
 #include "os.h"
 #include "util.h"
 
@@ -30,34 +36,39 @@ void ar_chunk_set_size(size_t size)
 	ar_chunk_mask = ~(uintptr_t)(size - 1);
 }
 
-void *ar_large_alloc(size_t size, size_t align)
+void *ar_large_alloc(size_t size, size_t align, int zero)
 {
-	size_t chunk = ar_chunk_size(), offset, slack, len;
-	if (align <= chunk) {
-		offset = align > LARGE_HDR ? align : LARGE_HDR;
-		slack = chunk - ar_page_size;
-	} else {
-		offset = chunk;
-		slack = align - ar_page_size;
-	}
+	size_t chunk = ar_chunk_size(), offset, len;
+	offset = align <= chunk ? (align > LARGE_HDR ? align : LARGE_HDR) : chunk;
 	if (__builtin_add_overflow(offset, size, &len) || len > SIZE_MAX - ar_page_size)
 		return NULL;
 	len = ar_align_up(len, ar_page_size);
-	size_t span;
-	if (__builtin_add_overflow(len, slack, &span))
-		return NULL;
-	char *raw = ar_os_map(span);
-	if (!raw)
-		return NULL;
-	/* Choose the header so that it is chunk aligned and header + offset is
-	 * aligned to align; then give back the slack on both sides. */
-	char *h = align <= chunk ? (char *)ar_align_up_ptr((uintptr_t)raw, chunk)
-				 : (char *)ar_align_up_ptr((uintptr_t)raw + chunk, align) - chunk;
-	size_t head = (size_t)(h - raw), tail = span - head - len;
-	if (head)
-		ar_os_unmap(raw, head);
-	if (tail)
-		ar_os_unmap(h + len, tail);
+	char *h;
+	int fresh = 1;
+	if (align <= chunk) {
+		h = ar_mcache_get(len, chunk, &fresh);
+		if (!h)
+			return NULL;
+	} else {
+		/* Rare: the header must sit one chunk below an align boundary,
+		 * which no cached mapping promises. Over-map, then give back
+		 * the slack on both sides. */
+		size_t slack = align - ar_page_size, span;
+		if (__builtin_add_overflow(len, slack, &span))
+			return NULL;
+		char *raw = ar_os_map(span);
+		if (!raw)
+			return NULL;
+		h = (char *)ar_align_up_ptr((uintptr_t)raw + chunk, align) - chunk;
+		size_t head = (size_t)(h - raw), tail = span - head - len;
+		if (head)
+			ar_os_unmap(raw, head);
+		if (tail)
+			ar_os_unmap(h + len, tail);
+		ar_mcache_adopt(len);
+	}
+	if (zero && !fresh)
+		memset(h + offset, 0, size);
 	ar_large_t *l = (ar_large_t *)h;
 	l->hdr.kind = AR_CHUNK_LARGE;
 	l->map_len = len;
@@ -76,8 +87,8 @@ void ar_large_free(ar_chunk_t *c, void *p)
 	atomic_fetch_sub_explicit(&large_blocks, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&large_bytes, l->map_len - l->offset, memory_order_relaxed);
 	atomic_fetch_add_explicit(&large_frees, 1, memory_order_relaxed);
-	l->hdr.kind = 0; /* a double free now fails the kind check, not munmap */
-	ar_os_unmap(l, l->map_len);
+	l->hdr.kind = 0; /* a double free now fails the kind check */
+	ar_mcache_put(l, l->map_len);
 }
 
 size_t ar_large_usable(const ar_chunk_t *c)
@@ -95,14 +106,10 @@ void *ar_large_realloc(ar_chunk_t *c, void *p, size_t size)
 	if (__builtin_add_overflow(offset, size, &len) || len > SIZE_MAX - ar_page_size)
 		return NULL;
 	len = ar_align_up(len, ar_page_size);
-	if (ar_os_resize(l, old_len, len) == 0) {
-		l->map_len = len;
-	} else {
-		l = ar_os_move(l, old_len, len, ar_chunk_size());
-		if (!l)
-			return NULL;
-		l->map_len = len;
-	}
+	l = ar_mcache_resize(l, old_len, len, ar_chunk_size());
+	if (!l)
+		return NULL;
+	l->map_len = len;
 	if (len >= old_len)
 		atomic_fetch_add_explicit(&large_bytes, len - old_len, memory_order_relaxed);
 	else
@@ -120,4 +127,5 @@ void ar_large_stats(ar_alloc_stats_t *out)
 	out->bytes_in_use += bytes;
 	out->allocs_total += atomic_load_explicit(&large_allocs, memory_order_relaxed);
 	out->frees_total += atomic_load_explicit(&large_frees, memory_order_relaxed);
+	ar_mcache_stats(out);
 }

@@ -16,10 +16,12 @@
 #include "chunk.h"
 
 /* A block of at least size bytes aligned to align (a power of two >= 16), or
- * NULL. The memory is zero (fresh from mmap). */
-void *ar_large_alloc(size_t size, size_t align);
+ * NULL. With zero set its first size bytes are zero (calloc); otherwise it
+ * may hold a freed block's bytes (its mapping came from map_cache.h). */
+void *ar_large_alloc(size_t size, size_t align, int zero);
 
-/* Free the large block p whose header is c (= ar_chunk_of(p)). */
+/* Free the large block p whose header is c (= ar_chunk_of(p)); its mapping
+ * goes to the cache of freed mappings, or back to the kernel. */
 void ar_large_free(ar_chunk_t *c, void *p);
 
 /* malloc_usable_size of the large block whose header is c. */

@@ -6,7 +6,8 @@
  * Design: requests below ALLOCRR_FREELIST_MMAP_THRESHOLD (128 KiB) are
  * carved from segments; free merges the chunk with free neighbours at once,
  * so free memory is always in the largest possible pieces and any size can
- * reuse it. Larger requests get their own mapping, returned on free, and
+ * reuse it. Larger requests get their own mapping, given on free to the
+ * bounded cache of freed mappings (map_cache.h) or back to the kernel, and
  * realloc moves them with mremap. realloc shrinks in place and grows into a
  * free successor when it can.
  *
@@ -23,6 +24,7 @@
 #include "core.h"
 #include "freelist.h"
 #include "lock.h"
+#include "map_cache.h"
 #include "os.h"
 #include "tunables.h"
 #include "util.h"
@@ -75,18 +77,22 @@ static void account_resize(size_t old_usable, size_t new_usable)
 /* ---- blocks with their own mapping ------------------------------------------ */
 
 /* Layout: [offset bytes][chunk header][payload to the end of the mapping];
- * prev_size holds the offset, which puts the payload at the alignment. */
-static void *map_alloc(size_t n, size_t align)
+ * prev_size holds the offset, which puts the payload at the alignment.
+ * With zero set the first n bytes are zero (calloc). */
+static void *map_alloc(size_t n, size_t align, int zero)
 {
 	size_t off = align <= AR_MIN_ALIGN ? 0 : align - FL_HDR;
 	size_t len;
 	if (__builtin_add_overflow(off + FL_HDR, n, &len) || len > SIZE_MAX - ar_page_size)
 		return NULL;
 	len = ar_align_up(len, ar_page_size);
-	char *base = ar_os_map_aligned(len, align > ar_page_size ? align : ar_page_size);
+	int fresh = 1;
+	char *base = ar_mcache_get(len, align > ar_page_size ? align : ar_page_size, &fresh);
 	if (!base)
 		return NULL;
 	fl_chunk_t *c = (fl_chunk_t *)(base + off);
+	if (zero && !fresh)
+		memset(fl_mem(c), 0, n);
 	c->prev_size = off;
 	c->size = (len - off) | FL_MMAPPED | FL_INUSE;
 	atomic_fetch_add_explicit(&map_blocks, 1, memory_order_relaxed);
@@ -102,7 +108,7 @@ static void map_free(fl_chunk_t *c)
 	atomic_fetch_add_explicit(&map_frees, 1, memory_order_relaxed);
 	size_t off = c->prev_size, len = off + fl_size(c);
 	c->size = 0; /* a second free now fails the in-use check */
-	ar_os_unmap((char *)c - off, len);
+	ar_mcache_put((char *)c - off, len);
 }
 
 /* Resize a mapped block to hold n bytes by remapping; NULL if impossible. */
@@ -113,12 +119,10 @@ static void *map_realloc(fl_chunk_t *c, size_t n)
 		return NULL;
 	len = ar_align_up(len, ar_page_size);
 	char *base = (char *)c - off;
-	if (ar_os_resize(base, old_len, len) != 0) {
-		base = ar_os_move(base, old_len, len, ar_page_size);
-		if (!base)
-			return NULL;
-		c = (fl_chunk_t *)(base + off);
-	}
+	base = ar_mcache_resize(base, old_len, len, ar_page_size);
+	if (!base)
+		return NULL;
+	c = (fl_chunk_t *)(base + off);
 	size_t old_usable = fl_size(c) - FL_HDR;
 	c->size = (len - off) | FL_MMAPPED | FL_INUSE;
 	atomic_fetch_sub_explicit(&map_bytes, old_usable, memory_order_relaxed);
@@ -132,7 +136,7 @@ void *ar_core_malloc(size_t size)
 {
 	size_t cs = fl_request(size);
 	if (cs >= mmap_threshold)
-		return map_alloc(size, AR_MIN_ALIGN);
+		return map_alloc(size, AR_MIN_ALIGN, 0);
 	ar_lock(&fl_lock);
 	fl_chunk_t *c = fl_heap_take(cs);
 	if (c)
@@ -144,7 +148,7 @@ void *ar_core_malloc(size_t size)
 void *ar_core_calloc(size_t size)
 {
 	if (fl_request(size) >= mmap_threshold)
-		return map_alloc(size, AR_MIN_ALIGN); /* fresh mapping: zero */
+		return map_alloc(size, AR_MIN_ALIGN, 1);
 	void *p = ar_core_malloc(size);
 	if (p)
 		memset(p, 0, size);
@@ -155,7 +159,7 @@ void *ar_core_memalign(size_t align, size_t size)
 {
 	size_t cs = fl_request(size);
 	if (cs >= mmap_threshold || align >= mmap_threshold || cs + align >= mmap_threshold)
-		return map_alloc(size, align);
+		return map_alloc(size, align, 0);
 	ar_lock(&fl_lock);
 	fl_chunk_t *c = fl_heap_take_aligned(cs, align);
 	if (c)
@@ -242,6 +246,7 @@ void ar_core_stats(ar_alloc_stats_t *out)
 	out->bytes_in_use += bytes;
 	out->allocs_total += atomic_load_explicit(&map_allocs, memory_order_relaxed);
 	out->frees_total += atomic_load_explicit(&map_frees, memory_order_relaxed);
+	ar_mcache_stats(out);
 }
 
 void ar_core_fork_prepare(void)

@@ -4,8 +4,8 @@
  * Design: requests up to ALLOCRR_POOL_MAX_SIZE (32 KiB) are rounded to one of
  * the size classes (size_class.h) and served from that class's pool
  * (pool_heap.c): pop the free list or carve the next block, under the class's
- * own lock. Bigger requests get their own mapping (large.c) and go back to
- * the kernel on free.
+ * own lock. Bigger requests get their own mapping (large.c), which on free
+ * goes to the bounded cache of freed mappings (map_cache.h) or the kernel.
  *
  * Trade-off: malloc and free are a handful of instructions plus one
  * uncontended lock, and blocks of one size sit densely together; but chunks
@@ -50,7 +50,7 @@ void *ar_core_malloc(size_t size)
 {
 	if (AR_LIKELY(size <= ar_pool_max_size))
 		return ar_pool_alloc(ar_sc_index(size));
-	return ar_large_alloc(size, AR_MIN_ALIGN);
+	return ar_large_alloc(size, AR_MIN_ALIGN, 0);
 }
 
 void *ar_core_calloc(size_t size)

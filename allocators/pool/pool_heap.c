@@ -208,7 +208,7 @@ void *ar_pool_heap_realloc(void *p, size_t size)
 void *ar_pool_heap_calloc(size_t size, void *(*alloc)(unsigned cls))
 {
 	if (size > ar_pool_max_size)
-		return ar_large_alloc(size, AR_MIN_ALIGN); /* fresh mapping: already zero */
+		return ar_large_alloc(size, AR_MIN_ALIGN, 1);
 	void *p = alloc(ar_sc_index(size));
 	if (p)
 		memset(p, 0, size);
@@ -235,5 +235,5 @@ void *ar_pool_heap_memalign(size_t align, size_t size, void *(*alloc)(unsigned c
 			return p;
 		}
 	}
-	return ar_large_alloc(size, align);
+	return ar_large_alloc(size, align, 0);
 }

@@ -121,7 +121,7 @@ void *ar_core_malloc(size_t size)
 {
 	if (AR_LIKELY(size <= ar_pool_max_size))
 		return alloc_small(ar_sc_index(size));
-	return ar_large_alloc(size, AR_MIN_ALIGN);
+	return ar_large_alloc(size, AR_MIN_ALIGN, 0);
 }
 
 void *ar_core_calloc(size_t size)

@@ -7,6 +7,9 @@
 # median throughput and the median peak heap RSS of each allocator relative
 # to glibc's, from the results database.
 #   ALLOCRR_BUILD=build REPEAT=3 SCENARIOS="S1 S2 ..." DB=file bash bench/alloc/run.sh
+# A scenario may carry its size, NAME:OPS (alloctrace gen --ops; "S4:2000"
+# replays a fifth of S4's default 10000 calls); DEMO=0 leaves out
+# demo_server.
 set -u
 B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
 REPEAT=${REPEAT:-3}
@@ -19,11 +22,13 @@ command -v sqlite3 >/dev/null || { echo "bench-alloc needs the sqlite3 CLI (apt-
 
 traces=()
 for s in $SCENARIOS; do
-	"$B/bin/alloctrace" gen "$s" --seed 1 -q -o "$T/$s.zst" || { echo "alloctrace gen $s failed"; exit 1; }
+	ops=()
+	case $s in *:*) ops=(--ops "${s#*:}"); s=${s%%:*} ;; esac
+	"$B/bin/alloctrace" gen "$s" "${ops[@]}" --seed 1 -q -o "$T/$s.zst" || { echo "alloctrace gen $s failed"; exit 1; }
 	traces+=("$T/$s.zst")
 done
-"$B/bin/allocrec" -q -o "$T/demo_server.zst" "$B/traces/demo_server" 40000 2 >/dev/null &&
-	traces+=("$T/demo_server.zst")
+[ "${DEMO:-1}" = 0 ] || { "$B/bin/allocrec" -q -o "$T/demo_server.zst" "$B/traces/demo_server" 40000 2 >/dev/null &&
+	traces+=("$T/demo_server.zst"); }
 
 echo "bench-alloc: ${#traces[@]} traces x every installed allocator x $REPEAT repetitions," \
 	"$(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

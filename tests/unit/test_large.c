@@ -1,0 +1,271 @@
+/*
+ * test_large.c — large blocks (allocators/common/large.c) and the bounded
+ * cache of freed mappings behind them (map_cache.c), linked directly:
+ *
+ *   - a freed mapping serves the next block of the same size: no new mmap,
+ *     the same address, and calloc's bytes are zero even though the pages
+ *     held a freed block;
+ *   - a cached mapping up to twice the request is trimmed to it, a longer
+ *     one is kept for later, a shorter one of at least half the request is
+ *     grown (mremap), a shorter one still is not used;
+ *   - the bound holds after every call: cached <= min(cap, live * pct / 100),
+ *     with live and cached adding up exactly to what os.c says is mapped;
+ *     with nothing live nothing stays cached, and the cap is obeyed;
+ *   - the same under four threads allocating and freeing at once.
+ * The counts are exact; nothing here depends on timing.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testing.h"
+
+#include "chunk.h"
+#include "large.h"
+#include "map_cache.h"
+#include "os.h"
+
+#define MiB ((size_t)1 << 20)
+
+static ar_alloc_stats_t os_snap(void)
+{
+	ar_alloc_stats_t s;
+	memset(&s, 0, sizeof s);
+	ar_os_stats(&s);
+	return s;
+}
+
+static ar_mcache_info_t info(void)
+{
+	ar_mcache_info_t m;
+	ar_mcache_info(&m);
+	return m;
+}
+
+static uint64_t bound_of(const ar_mcache_info_t *m)
+{
+	uint64_t b = m->live_bytes / 100 * m->live_pct + m->live_bytes % 100 * m->live_pct / 100;
+	return b < m->max_bytes ? b : m->max_bytes;
+}
+
+/* The invariants that must hold whenever no other thread is inside. */
+static void check_bound(uint64_t base_mapped)
+{
+	ar_mcache_info_t m = info();
+	EXPECT(m.cached_bytes <= bound_of(&m));
+	EXPECT(m.cached_bytes <= m.max_bytes);
+	EXPECT(m.entries <= AR_MCACHE_SLOTS);
+	EXPECT_U64(os_snap().bytes_mapped - base_mapped, m.live_bytes + m.cached_bytes);
+}
+
+static void configure(const char *max, const char *pct)
+{
+	setenv("ALLOCRR_LARGE_CACHE_MAX", max, 1);
+	setenv("ALLOCRR_LARGE_CACHE_PCT", pct, 1);
+	ar_mcache_init();
+}
+
+static void test_reuse(void)
+{
+	uint64_t base = os_snap().bytes_mapped;
+	void *keep = ar_large_alloc(16 * MiB, 16, 0); /* live, so the bound is > 0 */
+	EXPECT(keep != NULL);
+	ar_alloc_stats_t s0 = os_snap();
+	ar_mcache_info_t m0 = info();
+	void *first = NULL;
+	for (int i = 0; i < 50; i++) {
+		char *p = ar_large_alloc(2 * MiB, 16, 0);
+		EXPECT(p != NULL);
+		if (!first)
+			first = p;
+		EXPECT(p == first);
+		memset(p, 0xab, 2 * MiB);
+		ar_large_free(ar_chunk_of(p), p);
+		check_bound(base);
+	}
+	ar_alloc_stats_t s1 = os_snap();
+	ar_mcache_info_t m1 = info();
+	/* One mapping made (and trimmed to its chunk), then 49 hits. */
+	EXPECT_U64(m1.misses - m0.misses, 1);
+	EXPECT_U64(m1.hits - m0.hits, 49);
+	EXPECT_U64(s1.mmap_calls - s0.mmap_calls, 1);
+	EXPECT(s1.munmap_calls - s0.munmap_calls <= 2);
+	EXPECT_U64(m1.entries, 1);
+
+	/* calloc over a dirty cached mapping is zero. */
+	unsigned char *z = ar_large_alloc(2 * MiB, 16, 1);
+	EXPECT(z == first);
+	size_t nonzero = 0;
+	for (size_t i = 0; i < 2 * MiB; i++)
+		nonzero += z[i] != 0;
+	EXPECT_U64(nonzero, 0);
+	ar_large_free(ar_chunk_of(z), z);
+
+	/* Nothing live: nothing cached, the address space is back. */
+	ar_large_free(ar_chunk_of(keep), keep);
+	EXPECT_U64(info().cached_bytes, 0);
+	EXPECT_U64(info().entries, 0);
+	EXPECT_U64(os_snap().bytes_mapped, base);
+}
+
+static void test_trim_and_grow(void)
+{
+	uint64_t base = os_snap().bytes_mapped;
+	void *keep = ar_large_alloc(40 * MiB, 16, 0);
+	char *big = ar_large_alloc(8 * MiB, 16, 0);
+	ar_large_free(ar_chunk_of(big), big);
+	EXPECT_U64(info().entries, 1);
+	ar_mcache_info_t m0 = info();
+	/* The 8 MiB mapping serves 5 MiB: trimmed, so usable is ~5 MiB. */
+	char *p = ar_large_alloc(5 * MiB, 16, 0);
+	EXPECT(p == big);
+	EXPECT(ar_large_usable(ar_chunk_of(p)) < 5 * MiB + 65536);
+	EXPECT_U64(info().hits - m0.hits, 1);
+	EXPECT_U64(info().entries, 0);
+	check_bound(base);
+	ar_large_free(ar_chunk_of(p), p);
+	/* More than twice 1 MiB: kept for a larger request, not cut down. */
+	char *s = ar_large_alloc(1 * MiB, 16, 0);
+	EXPECT(s != p);
+	EXPECT_U64(info().hits - m0.hits, 1);
+	EXPECT_U64(info().entries, 1);
+	ar_large_free(ar_chunk_of(s), s);
+	EXPECT_U64(info().entries, 2);
+	/* The 5 MiB one is grown for 7 MiB (>= half the request). */
+	char *q = ar_large_alloc(7 * MiB, 16, 0);
+	EXPECT(ar_large_usable(ar_chunk_of(q)) >= 7 * MiB);
+	EXPECT_U64(info().hits - m0.hits, 2);
+	EXPECT_U64(info().entries, 1);
+	memset(q, 1, 7 * MiB);
+	check_bound(base);
+	ar_large_free(ar_chunk_of(q), q);
+	/* Neither 1 MiB nor 7 MiB is within half of 20 MiB: a fresh mapping. */
+	char *r = ar_large_alloc(20 * MiB, 16, 0);
+	EXPECT_U64(info().hits - m0.hits, 2);
+	EXPECT_U64(info().entries, 2);
+	check_bound(base);
+	ar_large_free(ar_chunk_of(r), r);
+	ar_large_free(ar_chunk_of(keep), keep);
+	EXPECT_U64(info().cached_bytes, 0);
+	EXPECT_U64(os_snap().bytes_mapped, base);
+}
+
+/* S4's pattern: four live buffers of 1-10 MB, one replaced at a time. */
+static void test_bound_window(void)
+{
+	uint64_t base = os_snap().bytes_mapped;
+	char *w[4];
+	size_t sz[4];
+	unsigned seed = 12345;
+	for (int i = 0; i < 4; i++) {
+		sz[i] = MiB + (size_t)(rand_r(&seed) % (9 * MiB));
+		w[i] = ar_large_alloc(sz[i], 16, 0);
+	}
+	ar_mcache_info_t m0 = info();
+	for (int i = 0; i < 400; i++) {
+		int k = rand_r(&seed) % 4;
+		ar_large_free(ar_chunk_of(w[k]), w[k]);
+		check_bound(base);
+		sz[k] = MiB + (size_t)(rand_r(&seed) % (9 * MiB));
+		w[k] = ar_large_alloc(sz[k], 16, 0);
+		EXPECT(w[k] != NULL);
+		w[k][0] = w[k][sz[k] - 1] = 1;
+		check_bound(base);
+	}
+	ar_mcache_info_t m1 = info();
+	EXPECT(m1.hits > m0.hits); /* some reuse happens, however sizes fall */
+	EXPECT(m1.cached_peak <= m1.max_bytes);
+	for (int i = 0; i < 4; i++)
+		ar_large_free(ar_chunk_of(w[i]), w[i]);
+	EXPECT_U64(info().cached_bytes, 0);
+	EXPECT_U64(os_snap().bytes_mapped, base);
+}
+
+/* A small cap wins over a generous fraction; what does not fit is unmapped. */
+static void test_cap(void)
+{
+	configure("8M", "1000");
+	uint64_t base = os_snap().bytes_mapped;
+	void *keep = ar_large_alloc(64 * MiB, 16, 0);
+	char *b[6];
+	for (int i = 0; i < 6; i++)
+		b[i] = ar_large_alloc(3 * MiB, 16, 0);
+	ar_mcache_info_t m0 = info();
+	for (int i = 0; i < 6; i++) {
+		ar_large_free(ar_chunk_of(b[i]), b[i]);
+		check_bound(base);
+	}
+	ar_mcache_info_t m1 = info();
+	EXPECT(m1.cached_bytes <= 8 * MiB);
+	EXPECT_U64(m1.entries, 2); /* two 3 MiB (+ header page) mappings fit 8 MiB */
+	EXPECT_U64(m1.evictions - m0.evictions, 4);
+	/* One larger than the cap is never cached. */
+	char *huge = ar_large_alloc(9 * MiB, 16, 0);
+	ar_mcache_info_t m2 = info();
+	ar_large_free(ar_chunk_of(huge), huge);
+	EXPECT_U64(info().rejected - m2.rejected, 1);
+	check_bound(base);
+	ar_large_free(ar_chunk_of(keep), keep);
+	EXPECT_U64(os_snap().bytes_mapped, base);
+	configure("0", "50"); /* no cache: every free unmaps */
+	ar_alloc_stats_t s0 = os_snap();
+	keep = ar_large_alloc(64 * MiB, 16, 0);
+	for (int i = 0; i < 5; i++) {
+		char *p = ar_large_alloc(2 * MiB, 16, 0);
+		ar_large_free(ar_chunk_of(p), p);
+	}
+	EXPECT_U64(info().cached_bytes, 0);
+	EXPECT_U64(os_snap().mmap_calls - s0.mmap_calls, 6);
+	ar_large_free(ar_chunk_of(keep), keep);
+	configure("64M", "50");
+}
+
+static void *churn(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	char *mine[3] = { 0 };
+	for (int i = 0; i < 300; i++) {
+		int k = rand_r(&seed) % 3;
+		if (mine[k])
+			ar_large_free(ar_chunk_of(mine[k]), mine[k]);
+		size_t sz = 512 * 1024 + (size_t)(rand_r(&seed) % (4 * MiB));
+		mine[k] = ar_large_alloc(sz, (size_t)16 << (rand_r(&seed) % 8), (i & 7) == 0);
+		if (!mine[k])
+			abort();
+		mine[k][0] = mine[k][sz - 1] = 2;
+	}
+	for (int k = 0; k < 3; k++)
+		ar_large_free(ar_chunk_of(mine[k]), mine[k]);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	uint64_t base = os_snap().bytes_mapped;
+	void *keep = ar_large_alloc(32 * MiB, 16, 0);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	check_bound(base);
+	EXPECT_U64(info().live_bytes, ar_large_usable(ar_chunk_of(keep)) + 64); /* header */
+	ar_large_free(ar_chunk_of(keep), keep);
+	EXPECT_U64(info().cached_bytes, 0);
+	EXPECT_U64(info().live_bytes, 0);
+	EXPECT_U64(os_snap().bytes_mapped, base);
+}
+
+int main(void)
+{
+	ar_os_init();
+	ar_chunk_set_size(MiB);
+	configure("64M", "50");
+	RUN(test_reuse);
+	RUN(test_trim_and_grow);
+	RUN(test_bound_window);
+	RUN(test_cap);
+	RUN(test_threads);
+	return TEST_END();
+}
