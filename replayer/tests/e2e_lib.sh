@@ -91,9 +91,12 @@ SELECT
      UNION ALL SELECT run_id FROM allocator_stats) WHERE run_id NOT IN (SELECT run_id FROM runs));"
 # A database whose creation was interrupted between two schema migrations
 # (each one transaction) is an older schema without runs: its count of runs
-# is what it prints then.
+# is what it prints then. PARTIAL_SQL needs every column it names, the newest
+# being timing_every (migration 5), so a kill between migrations 3 and 5
+# must take the older-schema branch too.
 db_partial() {
-	if [ "$(q "$1" "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'counters_source'")" = 1 ]; then
+	if [ "$(q "$1" "SELECT count(*) FROM pragma_table_info('runs')
+	                WHERE name IN ('counters_source', 'timing_every')")" = 2 ]; then
 		q "$1" "$PARTIAL_SQL"
 	elif [ "$(q "$1" "SELECT count(*) FROM pragma_table_info('runs')")" != 0 ]; then
 		q "$1" "SELECT count(*) FROM runs"
