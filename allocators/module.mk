@@ -42,6 +42,29 @@ $(BUILD)/lib/liballocrr-$(1).so: $(call objs,$(ALLOC_COMMON_SRCS) $(ALLOC_$(1)_S
 endef
 $(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_SO_RULE,$(n))))
 
+# ---- prefixed builds (allocreplay --route) --------------------------------------
+# The same allocator with api.c compiled again under -DAR_API_PREFIX=allocrr_NAME_:
+# $(BUILD)/lib/liballocrr-NAME-prefixed.so exports allocrr_NAME_malloc, allocrr_NAME_free,
+# ... and allocrr_NAME_allocator_stats, and no malloc, so the replay worker can
+# dlopen it beside the preloaded base allocator and send chosen calls to it
+# (replayer/worker_route.h). The cores' objects are the .so's own; only
+# api.c is compiled once more per allocator.
+ALLOC_API_SRC := allocators/common/api.c
+pobjs = $(BUILD)/obj-prefixed/$(1)/api.o
+ALLOC_PREFIXED_SOS := $(patsubst %,$(BUILD)/lib/liballocrr-%-prefixed.so,$(ALLOC_NAMES))
+
+define ALLOC_PREFIXED_RULE
+$(call pobjs,$(1)): $(ALLOC_API_SRC) | $(DEPS_STAMP)
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  CC      $$< (allocrr_$(1)_)")
+	$$(Q)$$(CC) $(ALLOC_SO_CFLAGS) -DAR_API_PREFIX=allocrr_$(1)_ -MMD -MP -c $$< -o $$@
+$(BUILD)/lib/liballocrr-$(1)-prefixed.so: $(call pobjs,$(1)) $(call objs,$(filter-out $(ALLOC_API_SRC),$(ALLOC_COMMON_SRCS)) $(ALLOC_$(1)_SRCS))
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $(ALLOC_SO_LDFLAGS) -o $$@ $$^
+endef
+$(foreach n,$(ALLOC_NAMES),$(eval $(call ALLOC_PREFIXED_RULE,$(n))))
+
 # ---- debug builds ----------------------------------------------------------------
 # Every allocator source compiled again with -DAR_ALLOC_DEBUG into
 # $(BUILD)/obj-debug/, plus debug.c (allocators/common/debug.h). The registry
@@ -111,10 +134,10 @@ ALLOC_LARGE_TEST_SRCS := allocators/common/large.c allocators/common/map_cache.c
 $(ALLOC_LARGE_TEST): $(call objs,$(ALLOC_LARGE_TEST_SRCS))
 $(BUILD)/obj/tests/unit/test_large.o: CFLAGS_OUR += -Iallocators -Iallocators/common
 
-ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
+ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_PREFIXED_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)
-INSTALL_PLUGINS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS)
-DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(ALLOC_DEBUG_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
+INSTALL_PLUGINS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_PREFIXED_SOS)
+DEP_FILES += $(ALLOC_SO_OBJS:.o=.d) $(foreach n,$(ALLOC_NAMES),$(BUILD)/obj-prefixed/$(n)/api.d) $(ALLOC_DEBUG_OBJS:.o=.d) $(ALLOC_REG_OBJS:.o=.d) $(ALLOC_REG_TEST_OBJ:.o=.d)
 
 .PHONY: allocators
-allocators: $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS) $(ALLOC_REG_TEST)
+allocators: $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_PREFIXED_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS) $(ALLOC_REG_TEST)

@@ -3,6 +3,7 @@
  *   allocreport [--db FILE] [--trace SHA|NAME] [--format table|csv|json|markdown]
  *               [--recommend] [--html FILE] [--baseline NAME]
  *   allocreport merge OUT.db IN.db...
+ *   allocreport diff [--fail-if EXPR]... OLD.db NEW.db   (report_diff.c)
  * Reads a results database written by allocreplay (read-only; only merge
  * writes, and only OUT.db). The comparison and the recommendations go to
  * stdout, the HTML report to its file ("-": stdout, then alone). Exit 0 on
@@ -35,11 +36,13 @@ static void usage(void)
 {
 	printf("Usage: allocreport [OPTION]...\n"
 	       "   or: allocreport merge OUT.db IN.db...\n"
+	       "   or: allocreport diff [--fail-if EXPR]... OLD.db NEW.db\n"
 	       "Compare the allocators replayed on each trace of a results database (written by\n"
 	       "allocreplay): medians over repetitions with min-max, ratios to the baseline (the\n"
 	       "allocator the recorded program ran on, else glibc), predicted program time and\n"
 	       "peak RSS when stored, latency percentiles, fragmentation, faults, counters,\n"
-	       "failed runs with their reason.\n"
+	       "failed runs with their reason; then the top allocation sites of each trace\n"
+	       "whose sites are stored (recorded with --stacks).\n"
 	       "\n"
 	       "Options:\n"
 	       "      --db=FILE       the results database (default allocrr.db)\n"
@@ -53,8 +56,10 @@ static void usage(void)
 	       "      --baseline=NAME compare against allocator NAME instead of what the program\n"
 	       "                      ran on (traces without a successful NAME run keep theirs)\n"
 	       "      --html=FILE     write a self-contained HTML report with SVG charts ('-':\n"
-	       "                      to standard output); prints nothing else unless --format\n"
-	       "                      or --recommend is given too\n"
+	       "                      to standard output): throughput, box plots (5+ runs),\n"
+	       "                      latency per operation, heap overhead, flame charts of\n"
+	       "                      the sites; prints nothing else unless --format or\n"
+	       "                      --recommend is given too\n"
 	       "  -h, --help          display this help and exit\n"
 	       "      --version       output version information and exit\n"
 	       "\n"
@@ -62,9 +67,15 @@ static void usage(void)
 	       "  Fold databases from several machines into OUT.db, created from the first IN.db\n"
 	       "  when missing (docs/RESULTS.md); see allocreport merge --help.\n"
 	       "\n"
+	       "diff:\n"
+	       "  Per trace, allocator and figure, the change from OLD.db to NEW.db and its\n"
+	       "  significance; --fail-if 'p99>+10%%' exits 4 on a meaningful regression past\n"
+	       "  a threshold (docs/CI.md); see allocreport diff --help.\n"
+	       "\n"
 	       "Exit status:\n"
 	       " 0 success, 1 usage error (bad option, unknown trace), 2 runtime error\n"
-	       " (unreadable database, unwritable output, failed merge).\n");
+	       " (unreadable database, unwritable output, failed merge); diff: 4 a --fail-if\n"
+	       " rule tripped.\n");
 }
 
 /* --format's value into *fmt; -1 when it names none. */
@@ -172,8 +183,11 @@ static int run(const rep_opts_t *o)
 		rc = AR_EXIT_RUNTIME;
 	if (o->recommend)
 		ar_rep_print_advice(stdout, &rep, o->fmt);
-	else if (!o->html || o->fmt_given)
+	else if (!o->html || o->fmt_given) {
 		ar_res_print(stdout, &rep, o->fmt);
+		if (o->fmt == AR_RES_TABLE)
+			ar_rep_print_sites(stdout, &rep);
+	}
 	if (o->html && !rc && !ar_cli_is_stdio(o->html)) {
 		fprintf(stderr, "%s: wrote ", ar_cli_tool());
 		ar_esc_term(stderr, o->html);
@@ -190,6 +204,8 @@ int main(int argc, char **argv)
 	ar_cli_init("allocreport");
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return ar_rep_merge(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "diff"))
+		return ar_rep_diff(argc - 1, argv + 1);
 	rep_opts_t o;
 	int rc = parse_args(argc, argv, &o);
 	return rc >= 0 ? rc : run(&o);

@@ -26,6 +26,7 @@ static const struct {
 	{"import", ar_cmd_import, &ar_import_help, "convert a memory_replay or mtrace log into a trace"},
 	{"scrub", ar_cmd_scrub, &ar_scrub_help, "a copy of a trace without names, paths or times of day, to share"},
 	{"tree", ar_cmd_tree, &ar_tree_help, "the process tree of a recording: pids, exec chains, each image's trace"},
+	{"diff", ar_cmd_diff, &ar_diff_help, "what changed in the heap between two traces of a program; CI gating"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -54,8 +55,9 @@ static void usage(void)
 	printf("\nExit status:\n"
 	       " 0 success, 1 usage error, 2 runtime error (nothing or not all done), 3 done\n"
 	       " on the readable part of a truncated or corrupt trace only (info, dump, stats,\n"
-	       " stacks, scrub; the message says where it stops); verify: 0 valid, 1 truncated\n"
-	       " but readable, 2 corrupt or a usage error.\n");
+	       " stacks, scrub, diff; the message says where it stops); verify: 0 valid, 1\n"
+	       " truncated but readable, 2 corrupt or a usage error; diff: 4 a --fail-if rule\n"
+	       " tripped.\n");
 }
 
 /* alloctrace's own options, before COMMAND. Returns -1 with *cmd the index
@@ -77,7 +79,7 @@ static int parse_args(int argc, char **argv, int *cmd)
 		return ar_cli_bad_option(c, argv);
 	}
 	if (optind >= argc)
-		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import, scrub or tree)");
+		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import, scrub, tree or diff)");
 	*cmd = optind;
 	return -1;
 }
@@ -90,7 +92,7 @@ static int run_command(int argc, char **argv)
 			ar_cmd_getopt_begin();
 			return commands[i].run(argc, argv);
 		}
-	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen, corpus, import, scrub or tree)", argv[0]);
+	return ar_cli_usage_error("unknown command '%s' (info, dump, stats, stacks, verify, gen, corpus, import, scrub, tree or diff)", argv[0]);
 }
 
 int main(int argc, char **argv)

@@ -25,6 +25,7 @@ int ar_cmd_corpus(int argc, char **argv); /* cmd_corpus.c */
 int ar_cmd_import(int argc, char **argv); /* cmd_import.c, import.h */
 int ar_cmd_scrub(int argc, char **argv);  /* cmd_scrub.c */
 int ar_cmd_tree(int argc, char **argv);   /* cmd_tree.c */
+int ar_cmd_diff(int argc, char **argv);   /* cmd_diff.c */
 
 /*
  * A subcommand's help, in the layout help2man reads: `alloctrace CMD --help`
@@ -41,6 +42,7 @@ extern const ar_cmd_help_t ar_info_help, ar_dump_help, ar_stats_help, ar_stacks_
 
 extern const ar_cmd_help_t ar_import_help;
 extern const ar_cmd_help_t ar_tree_help;
+extern const ar_cmd_help_t ar_diff_help;
 
 /* Print h: "Usage: " before the first synopsis line, "   or: " before the
  * others, then about, then the options with --help and --version. */
@@ -75,6 +77,16 @@ int ar_verify_run(const char *path); /* 0 ok, 1 truncated but readable, 2 corrup
 int ar_verify_files(int n, char **paths); /* the worst of ar_verify_run over paths */
 int ar_stats_run(const char *path, int json, int top, int symbolize);
 int ar_stacks_run(const char *path, int symbolize);
+/* `stacks --folded --by METRIC` (metric: an ar_site_metric_t of sites.h). */
+int ar_stacks_folded_run(const char *path, int metric, int symbolize);
+struct ar_sites;
+/* The sites model (sites.h) of the trace at path, its notes on `notes`
+ * (NULL: none), problems on stderr: the exit status, with *out set when it
+ * is 0 (cmd_stacks.c). */
+int ar_stacks_sites(const char *path, int symbolize, FILE *notes, struct ar_sites **out);
+/* AR_EXIT_OK for the model m of a complete trace; else AR_EXIT_WARN after
+ * saying where path's events stopped ("WHAT are of the events before it"). */
+int ar_stacks_sites_status(const char *path, const struct ar_sites *m, const char *what);
 /* A window trace (AR_HDR_WINDOW, SPEC 6.11), for info and stats
  * (cmd_info.c): how it began, the pre-existing blocks found (blocks, bytes:
  * ar_livemap_t's) and the heap at its start. Text: lines, nothing for

@@ -8,6 +8,10 @@
  * build-id (a rebuilt library would give wrong answers); separate debug info
  * is found the standard way (/usr/lib/debug/.build-id, .gnu_debuglink).
  * C++ function names are demangled with libstdc++'s __cxa_demangle.
+ * ar_sym_lookup_inline also expands calls the compiler inlined, from the
+ * DWARF scopes around an address (DW_TAG_inlined_subroutine), and keeps
+ * every address it answered for in a cache: a trace's stacks share most of
+ * their frames (main, the event loop), each is looked up once.
  */
 #ifndef AR_SYMBOLIZE_H
 #define AR_SYMBOLIZE_H
@@ -32,19 +36,37 @@ typedef struct ar_sym_frame {
 	uint64_t function_offset;
 	const char *file;        /* source file, NULL without debug info */
 	int line;
+	int inlined;             /* ar_sym_lookup_inline: 1 for a frame the compiler inlined
+				  * into the next one (function is the inlined function's name) */
 } ar_sym_frame_t;
 
 /*
  * Prepare symbolisation for the modules of reader r. Returns 0 and *out, or
  * AR_ENOMEM / AR_EINVAL. Modules whose file is missing or whose build-id
  * differs are left out (their frames get module and offset only); *skipped,
- * if not NULL, receives how many.
+ * if not NULL, receives how many. Modules without a path (the kernel's
+ * vDSO, "linux-vdso.so.1") are left out too but not counted: there is no
+ * file that could be missing.
  */
 int ar_sym_open(ar_sym_t **out, const ar_reader_t *r, uint32_t *skipped);
 
 /* Describe addr (a return address: the call site just before it is looked
  * up). Returns 1 when a module covers addr, 0 when none does. */
 int ar_sym_lookup(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *f);
+
+/* The most frames ar_sym_lookup_inline gives for one address. */
+#define AR_SYM_INLINE_MAX 16
+
+/*
+ * Describe addr with the calls inlined at it: out[0] is the innermost
+ * (the inlined function the call site is in, with its file:line), each next
+ * one the function it was inlined into (file:line of that inlined call),
+ * the last the function the symbol table names (inlined 0). At most cap
+ * (<= AR_SYM_INLINE_MAX) frames are written; returns how many there are
+ * (1 when nothing was inlined or there is no debug information, 1 also when
+ * no module covers addr: then module is NULL). Cached per address.
+ */
+int ar_sym_lookup_inline(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *out, int cap);
 
 /* Format f as "function+0xoff (file:line) [module]" into buf, each name
  * escaped for the terminal (they come from the trace and the files it names;

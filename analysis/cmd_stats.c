@@ -15,6 +15,7 @@
 #include "ar_escape.h"
 #include "ar_symbolize.h"
 #include "heapstats.h"
+#include "route_candidates.h"
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
 
@@ -164,7 +165,9 @@ const ar_cmd_help_t ar_stats_help = {
 	"allocator: size and lifetime histograms, live bytes over time and its peak,\n"
 	"the process's RSS over time (recorded since format 1.1), per-thread rates,\n"
 	"cross-thread frees, realloc growth, what a pool or an arena\n"
-	"could serve, and the top allocation sites when stacks were recorded.",
+	"could serve, the top allocation sites when stacks were recorded, and (text\n"
+	"only) the allocreplay --route rules worth measuring: sites of one fixed\n"
+	"size that churn (pool) and sites freed in bursts (arena).",
 	"      --json          print one JSON object instead of text\n"
 	"      --top=N         list the N largest sizes and sites (default 10)\n",
 };
@@ -604,6 +607,8 @@ static void print_text(const stats_view_t *v)
 	text_threads(v);
 	text_realloc_and_simpler(v);
 	text_sites(v);
+	if (ar_route_candidates(v->r) != 0)
+		ar_cli_error(v->path, "out of memory looking for --route candidates; left out");
 }
 
 /* open → count → prepare → print. */

@@ -11,10 +11,13 @@ $(SYM_LIB): $(SYM_OBJS)
 ALLOCTRACE_SRCS := $(filter-out analysis/symbolize.c analysis/allocreport.c analysis/report_%.c,$(wildcard analysis/*.c))
 ALLOCTRACE_OBJS := $(call objs,$(ALLOCTRACE_SRCS))
 
-$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LIB) $(COMMON_LIB) $(TRACE_LIB)
+# stacks --db writes the sites table through the results module
+$(call objs,analysis/cmd_stacks_db.c): CFLAGS_OUR += -Iresults
+
+$(ALLOCTRACE): $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LIB) $(RESULTS_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCTRACE_OBJS) $(GEN_LIB) $(SYM_LDLIBS) $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 ALL_TARGETS += $(ALLOCTRACE) $(SYM_LIB)
 INSTALL_BINS += $(ALLOCTRACE)

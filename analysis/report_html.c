@@ -5,9 +5,10 @@
  * Per trace: what the trace is, its baseline (what the program ran on), how
  * far replay is from the recorded program, the comparison table (predicted
  * program figures first when there are any), failed runs, the
- * recommendations with their evidence and cautions, and the charts
- * (report_charts.c); then one thread-scaling chart per scenario replayed at
- * several thread counts. The page carries no timestamp, so the same
+ * recommendations with their evidence and cautions, the charts
+ * (report_charts.c), and for a trace recorded with stacks its allocation
+ * sites (report_flame.c: flame charts and the top sites); then one
+ * thread-scaling chart per scenario replayed at several thread counts. The page carries no timestamp, so the same
  * database gives the same file.
  */
 #include <errno.h>
@@ -31,12 +32,17 @@ static const char style[] =
 	"tr.baseline td{font-weight:bold}\n"
 	".meta{color:#555}.warn{color:#a4400f}.ns{color:#a4400f;font-weight:normal}code{font-size:12px}\n"
 	".charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}\n"
-	"svg.chart{background:#fff;border:1px solid #ddd}svg text{font-family:sans-serif;font-size:11px;fill:#333}\n"
+	"svg.chart{background:#fff;border:1px solid #ddd;max-width:100%;height:auto}"
+	"svg text{font-family:sans-serif;font-size:11px;fill:#333}\n"
 	"svg .title{font-size:12.5px;font-weight:bold}svg .label{font-size:11.5px}svg .note{fill:#777}"
 	"svg .fail{fill:#a4400f}svg .value{font-size:10.5px}\n"
 	"svg .axis{stroke:#444;stroke-width:1}svg .grid{stroke:#e6e6e6;stroke-width:1}"
 	"svg .whisker{stroke:#222;stroke-width:1.3;fill:none}\n"
-	"svg polyline{fill:none;stroke-width:1.8}svg .series .whisker{stroke-width:1}\n"
+	"svg polyline{fill:none;stroke-width:2}svg .series .whisker{stroke-width:1}"
+	"svg .band{fill-opacity:0.13;stroke:none}svg .zero{stroke:#555;stroke-width:1;stroke-dasharray:3 3}"
+	"svg .end-label{font-size:11px;font-weight:bold}\n"
+	"svg .flame-label{font-size:10.5px;fill:#111;pointer-events:none}svg g.frame:hover rect{stroke:#222;stroke-width:1}"
+	"table.top-sites td.stack{text-align:left;white-space:normal;max-width:760px;overflow-wrap:anywhere}\n"
 	".swatch{display:inline-block;width:10px;height:10px;margin-right:4px}\n";
 
 static void para(FILE *f, const char *cls, const char *text)
@@ -193,9 +199,15 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 		advice(f, rep, t);
 		fputs("<div class=\"charts\">\n", f);
 		marks += ar_chart_throughput(f, t, (int)i);
+		marks += ar_chart_boxes(f, t, (int)i);
 		marks += ar_chart_latency(f, rep, t, (int)i);
 		marks += ar_chart_rss(f, rep, t, (int)i);
-		fputs("</div>\n</section>\n", f);
+		fputs("</div>\n", f);
+		size_t nsites;
+		ar_res_site_t *sites = ar_rep_sites(rep, t, &nsites);
+		marks += ar_rep_html_sites(f, t, sites, nsites, (int)i);
+		ar_res_sites_free(sites, nsites);
+		fputs("</section>\n", f);
 	}
 	if (rep->nseries) {
 		fputs("<section id=\"scaling\">\n<h2>Thread scaling</h2>\n", f);
@@ -207,9 +219,15 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 		fputs("</div>\n</section>\n", f);
 	}
 	para(f, "meta", "Method: each allocator replayed the same compiled trace in its own process, one run at a "
-			"time; medians over repetitions, whiskers and ranges are min-max over them. Latency CDFs "
-			"pool the histogram buckets (log-linear, at most 0.78 % bucket error) of all ok runs; RSS "
-			"timelines are each allocator's first ok run, sampled at markers of the trace's event index.");
+			"time; medians over repetitions, whiskers and ranges are min-max over them; with at least 5 "
+			"repetitions, box plots show their quartiles and every repetition as a dot. Latency CDFs "
+			"pool the histogram buckets (log-linear, at most 0.78 % bucket error) of all ok runs, for all "
+			"calls and per operation; the latency axis starts at the timer's resolution, below which calls "
+			"cannot be told apart. Heap overhead is heap RSS minus the trace's exact live bytes at the "
+			"same event (sampled at markers of the trace's event index): the memory the allocator holds "
+			"beyond what the program uses, as the median over ok runs with a min-max band. Flame charts "
+			"and top sites come from the trace's call sites (table sites), where it was recorded with "
+			"stacks.");
 	fputs("</body>\n</html>\n", f);
 	if (ar_cli_close_output(f) != 0 || marks < 0) {
 		ar_cli_error(shown, "writing the report failed: %s", strerror(errno));

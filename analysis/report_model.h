@@ -5,10 +5,16 @@
  * table, CSV, JSON or Markdown.
  *
  *   report_recommend.c  best allocator per goal with evidence and cautions
- *   report_svg.c        SVG primitives: scales, axes, ticks, legend
- *   report_charts.c     the four charts from the model
+ *   report_svg.c        SVG primitives: scales, axes, ticks, legend, palette,
+ *                       labels at the end of lines
+ *   report_charts.c     the charts from the model: throughput, latency (all
+ *                       calls and per operation), heap overhead, box plots,
+ *                       thread scaling
+ *   report_flame.c      a trace's allocation sites: the icicle layout of
+ *                       folded stacks, its chart, the top-sites tables
  *   report_html.c       the self-contained HTML page
  *   report_merge.c      `allocreport merge`, running the results module's merge SQL
+ *   report_diff.c       `allocreport diff`, the results module's diff and its --fail-if gate
  *
  * Invariants: the database is opened read-only except by merge; a figure the
  * database holds as NULL stays NAN here and prints as "-" (never 0); every
@@ -70,6 +76,18 @@ void ar_svg_nice(double *lo, double *hi, double unit);
 double ar_svg_byte_unit(double v);
 /* Colour of an allocator: fixed per known name, stable hash otherwise. */
 const char *ar_svg_colour(const char *allocator);
+/* The stroke-dasharray attribute (with its leading space) of an allocator's
+ * lines: "" for the system allocators, dashed for allocrr's own, dotted for
+ * unknown names; a second cue beside the colour. */
+const char *ar_svg_dash(const char *allocator);
+/* Names written at the right end of lines (x: just right of the plot area),
+ * each at its line's last y (ys[i], pixels; NAN: none) in its colour, moved
+ * apart vertically so no two overlap and kept within [top, bottom], with a
+ * leader from the line's end to its label. At most 64. */
+void ar_svg_end_labels(FILE *f, double x, const double *ys, const char *const *names, const char *const *colours,
+		       size_t n, double top, double bottom);
+/* The ticks ar_svg_xaxis would choose for a (at most max). */
+size_t ar_svg_ticks(const ar_svg_axis_t *a, double *t, size_t max);
 /* <svg> open with a title; close. */
 void ar_svg_open(FILE *f, const char *id, int w, int h, const char *title);
 void ar_svg_close(FILE *f);
@@ -78,21 +96,68 @@ void ar_svg_close(FILE *f);
 typedef const char *(*ar_svg_fmt_fn)(char *buf, size_t n, double v);
 void ar_svg_xaxis(FILE *f, const ar_svg_axis_t *x, double y_px, const char *label, ar_svg_fmt_fn fmt,
 		  const double *ticks, size_t nticks);
+/* The same with the first tick's label given (NULL: fmt's), e.g. "<= 11 ns"
+ * where an axis starts at the timer's resolution. */
+void ar_svg_xaxis_first(FILE *f, const ar_svg_axis_t *x, double y_px, const char *label, ar_svg_fmt_fn fmt,
+			const double *ticks, size_t nticks, const char *first);
 void ar_svg_yaxis(FILE *f, const ar_svg_axis_t *y, double x_px, double x_end, const char *label,
 		  ar_svg_fmt_fn fmt);
-/* A legend column at (x, y): a swatch (line, dashed line or box) and a name each. */
-enum ar_svg_swatch { AR_SW_LINE, AR_SW_DASHED, AR_SW_BOX };
-void ar_svg_legend(FILE *f, double x, double y, const char *const *names, const char *const *colours,
-		   const enum ar_svg_swatch *kinds, size_t n);
+/* A legend column at (x, y): each allocator's line (colour and dash as
+ * drawn) and its name. */
+void ar_svg_legend(FILE *f, double x, double y, const char *const *names, size_t n);
 /* Escaped text at (x, y) with an anchor ("start", "middle", "end"). */
 void ar_svg_text(FILE *f, double x, double y, const char *anchor, const char *cls, const char *text);
 
 /* ---- report_charts.c ---- */
-/* Each writes one <figure> with an <svg>; returns the number of data marks. */
+/* Each writes its <svg> chart(s); returns the number of data marks. */
 int ar_chart_throughput(FILE *f, const ar_res_trace_t *t, int idx);
+/* The CDF of all calls, its tail on a percentile axis, and one tail panel
+ * per operation the runs made (malloc, calloc, realloc, free, ...); the
+ * latency axis starts at the timer's resolution. */
 int ar_chart_latency(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int idx);
+/* Heap overhead (heap RSS minus the trace's live bytes) over the replay,
+ * median of every ok repetition with its min-max band. */
 int ar_chart_rss(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t, int idx);
+/* Box plots of ops/s, p99 latency and peak heap RSS over the repetitions,
+ * when some allocator has at least AR_CHART_BOX_MIN ok runs; else nothing. */
+enum { AR_CHART_BOX_MIN = 5 };
+int ar_chart_boxes(FILE *f, const ar_res_trace_t *t, int idx);
 int ar_chart_scaling(FILE *f, const ar_res_series_t *s, int idx);
+
+/* ---- report_flame.c ---- */
+/* An icicle layout of folded stacks ("outer;...;inner" with a value each):
+ * one rectangle per node of their prefix tree, the root ("all") at depth 0,
+ * x0..x1 the node's share of the total in [0, 1] (children left to right,
+ * largest first, ties by name, starting at their parent's x0). Values that
+ * are not finite or not positive count as 0; a node narrower than min_frac
+ * of the total is left out with its subtree (counted in omitted), as is any
+ * depth beyond max_depth. Frame names point into names (owned). */
+typedef struct ar_flame_rect {
+	const char *frame;
+	int depth;
+	double x0, x1, value;
+} ar_flame_rect_t;
+typedef struct ar_flame {
+	ar_flame_rect_t *rects; /* parents before children */
+	size_t n;
+	double total;
+	int depth;       /* deepest depth drawn */
+	size_t omitted;  /* nodes left out (too narrow or too deep) */
+	char *names;     /* the frame strings */
+} ar_flame_t;
+/* 0, or -1 on out of memory (fl empty). */
+int ar_flame_layout(const char *const *stacks, const double *values, size_t n, double min_frac, int max_depth,
+		    ar_flame_t *fl);
+void ar_flame_free(ar_flame_t *fl);
+/* The sites of t in rep's database (ar_res_sites_load), or NULL, 0. */
+ar_res_site_t *ar_rep_sites(const ar_res_set_t *rep, const ar_res_trace_t *t, size_t *n);
+/* The flame charts (by bytes allocated, by live bytes at the peak) and the
+ * top-sites table of one trace's sites, inside a <section class="sites">;
+ * nothing when n == 0. Returns the number of rectangles drawn. */
+int ar_rep_html_sites(FILE *f, const ar_res_trace_t *t, const ar_res_site_t *s, size_t n, int idx);
+/* The top sites of every trace that has some, as a text table after the
+ * comparison (allocreport's table output). */
+void ar_rep_print_sites(FILE *f, const ar_res_set_t *rep);
 
 /* ---- report_html.c ---- */
 /* Write the whole report to path. Returns 0, or -1 with a message on stderr. */
@@ -101,5 +166,10 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path);
 /* ---- report_merge.c ---- */
 /* `allocreport merge OUT.db IN.db...`: returns the exit status. */
 int ar_rep_merge(int argc, char **argv);
+
+/* ---- report_diff.c ---- */
+/* `allocreport diff [OPTION]... OLD.db NEW.db`: returns the exit status
+ * (4, AR_GATE_EXIT, when a --fail-if rule tripped). */
+int ar_rep_diff(int argc, char **argv);
 
 #endif

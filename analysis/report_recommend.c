@@ -532,6 +532,48 @@ static const char *verdict_tag(const ar_rep_pick_t *p)
 							      : " (no meaningful difference)";
 }
 
+/* allocreplay --route runs (docs/RESULTS.md, "Routing"), named BASE+...:
+ * each against its base allocator alone on the same trace, Berger-style —
+ * the time gained and the memory it cost — from the replay's ops/s and
+ * peak heap RSS (not the predictions: the question is about the heap
+ * calls), with the verdict of the significance rule. Table and Markdown. */
+static void print_routes(FILE *f, const ar_res_trace_t *t, enum ar_res_format fmt)
+{
+	const ctx_t c = {0, 0, NAN, NAN, NAN};
+	int shown = 0;
+	for (size_t i = 0; i < t->nallocs; i++) {
+		const ar_res_alloc_t *r = &t->allocs[i], *b = NULL;
+		const char *plus = strchr(r->name, '+');
+		for (size_t k = 0; plus && r->runs_ok && k < t->nallocs; k++)
+			if (t->allocs[k].runs_ok && strlen(t->allocs[k].name) == (size_t)(plus - r->name) &&
+			    !strncmp(t->allocs[k].name, r->name, (size_t)(plus - r->name)))
+				b = &t->allocs[k];
+		if (!b)
+			continue;
+		ar_res_verdict_t vs = verdict(r, b, G_SPEED, &c), vm = verdict(r, b, G_MEMORY, &c);
+		char *ss = say_verdict(&vs, r->name, b->name), *sm = say_verdict(&vm, r->name, b->name);
+		char *line = ar_res_strf("%s vs %s alone: time gain %+.1f%% (median ops/s %.3g vs %.3g), memory cost "
+					 "%+.1f%% (median peak heap %.0f vs %.0f bytes); speed: %s; memory: %s",
+					 r->name, b->name, 100 * (r->ops_per_sec.med / b->ops_per_sec.med - 1),
+					 r->ops_per_sec.med, b->ops_per_sec.med,
+					 100 * (r->heap_bytes.med / b->heap_bytes.med - 1), r->heap_bytes.med,
+					 b->heap_bytes.med, ss, sm);
+		if (fmt == AR_RES_TABLE) {
+			fputs(shown ? "      " : "  routes (allocreplay --route):\n      ", f);
+			ar_esc_term(f, line);
+			fputc('\n', f);
+		} else {
+			fputs(shown ? "- route: " : "\n- route: ", f);
+			ar_esc_md(f, line);
+			fputc('\n', f);
+		}
+		shown++;
+		free(ss);
+		free(sm);
+		free(line);
+	}
+}
+
 static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *ad, enum ar_res_format fmt, int first)
 {
 	const ar_res_trace_t *t = ad->trace;
@@ -571,6 +613,7 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			ar_esc_term(f, ad->cautions[k]);
 			fputc('\n', f);
 		}
+		print_routes(f, t, fmt);
 		fputc('\n', f);
 	} else if (fmt == AR_RES_MARKDOWN) {
 		fputs("### ", f);
@@ -599,6 +642,7 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			ar_esc_md(f, ad->cautions[k]);
 			fputc('\n', f);
 		}
+		print_routes(f, t, fmt);
 		fputc('\n', f);
 	} else if (fmt == AR_RES_CSV) {
 		for (int g = 0; g < AR_REP_GOALS; g++) {

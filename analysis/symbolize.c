@@ -10,6 +10,7 @@
  * ar_sym_t (module paths are copied; names and files are libdw's own, which
  * live as long as the Dwfl); lookups never modify the reader.
  */
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -36,12 +37,23 @@ typedef struct demangled {
 	char *name;
 } demangled_t;
 
+/* ar_sym_lookup_inline's answers: addr -> frames[first .. first + n). */
+typedef struct inline_entry {
+	uint64_t addr;
+	uint32_t first, n;
+} inline_entry_t;
+
 struct ar_sym {
 	Dwfl *dwfl;
 	sym_mod_t *mods;
 	uint32_t nmods;
 	demangled_t *names;
 	size_t nnames, names_cap;
+	/* cache: open addressing on addr + 1 (0 = empty slot) */
+	inline_entry_t *cache;
+	size_t ncache, cache_cap;
+	ar_sym_frame_t *frames;
+	size_t nframes, frames_cap;
 };
 
 /* libstdc++'s demangler (the ABI's own), rather than a parser of ours. */
@@ -135,7 +147,9 @@ int ar_sym_open(ar_sym_t **out, const ar_reader_t *r, uint32_t *skipped)
 		sm->size = m->size;
 		sm->path = strdup(m->path);
 		uint64_t min_vaddr;
-		if (m->path[0] != '/' || inspect(m->path, m, &min_vaddr) != 0) {
+		if (m->path[0] != '/')
+			continue; /* the kernel's vDSO ("linux-vdso.so.1"): no file to read, nothing missing */
+		if (inspect(m->path, m, &min_vaddr) != 0) {
 			skip++;
 			continue;
 		}
@@ -184,6 +198,136 @@ int ar_sym_lookup(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *f)
 	return 1;
 }
 
+/* The name an inlined subroutine or subprogram DIE gives its function:
+ * the linkage name demangled (C++), else its DW_AT_name, both followed
+ * through DW_AT_abstract_origin. */
+static const char *die_function(ar_sym_t *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+		name = dwarf_formstring(&a);
+	if (name)
+		return readable_name(s, name);
+	return dwarf_diename(die);
+}
+
+/* The call site (DW_AT_call_file, DW_AT_call_line) of an inlined
+ * subroutine DIE, from its compilation unit's file table. */
+static void call_site(Dwarf_Die *cudie, Dwarf_Die *die, ar_sym_frame_t *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word file = 0, line = 0;
+	Dwarf_Files *files;
+	size_t nfiles;
+	f->file = NULL;
+	f->line = 0;
+	if (dwarf_attr(die, DW_AT_call_line, &a) && dwarf_formudata(&a, &line) == 0)
+		f->line = line <= INT32_MAX ? (int)line : 0;
+	if (dwarf_attr(die, DW_AT_call_file, &a) && dwarf_formudata(&a, &file) == 0 &&
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) == 0 && file < nfiles)
+		f->file = dwarf_filesrc(files, file, NULL, NULL);
+}
+
+/* Expand the inlined calls at f->addr into out[0..cap): see ar_sym_lookup_inline. */
+static int expand_inline(ar_sym_t *s, const ar_sym_frame_t *f, ar_sym_frame_t *out, int cap)
+{
+	out[0] = *f;
+	const sym_mod_t *m = NULL;
+	for (uint32_t i = 0; i < s->nmods; i++)
+		if (f->module == s->mods[i].path)
+			m = &s->mods[i];
+	if (!m || !m->dm)
+		return 1;
+	Dwarf_Addr pc = f->addr ? f->addr - 1 : 0, bias = 0;
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->dm, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cudie ? dwarf_getscopes(cudie, pc - bias, &scopes) : -1;
+	int n = 1;
+	/* scopes run innermost first: each inlined subroutine is a frame whose
+	 * caller is the next function scope out, called at its call site */
+	for (int i = 0; i < nscopes && n < cap; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		const char *name = die_function(s, &scopes[i]);
+		out[n - 1].function = name ? name : out[n - 1].function;
+		out[n - 1].function_offset = 0;
+		out[n - 1].inlined = 1;
+		out[n] = *f; /* the caller: the real function unless another inline follows */
+		call_site(cudie, &scopes[i], &out[n]);
+		n++;
+	}
+	free(scopes);
+	return n;
+}
+
+static int cache_grow(ar_sym_t *s)
+{
+	size_t cap = s->cache_cap ? 2 * s->cache_cap : 1024;
+	inline_entry_t *c = calloc(cap, sizeof *c);
+	if (!c)
+		return -1;
+	for (size_t i = 0; i < s->cache_cap; i++) {
+		if (!s->cache[i].addr)
+			continue;
+		size_t j = (s->cache[i].addr * 0x9e3779b97f4a7c15ull) & (cap - 1);
+		while (c[j].addr)
+			j = (j + 1) & (cap - 1);
+		c[j] = s->cache[i];
+	}
+	free(s->cache);
+	s->cache = c;
+	s->cache_cap = cap;
+	return 0;
+}
+
+int ar_sym_lookup_inline(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *out, int cap)
+{
+	if (cap <= 0)
+		return 0;
+	if (cap > AR_SYM_INLINE_MAX)
+		cap = AR_SYM_INLINE_MAX;
+	uint64_t key = addr + 1; /* addr 2^64-1 shares a slot key with nothing: 0 is never stored */
+	size_t j = 0;
+	if (s->cache_cap && key) {
+		j = (key * 0x9e3779b97f4a7c15ull) & (s->cache_cap - 1);
+		for (; s->cache[j].addr; j = (j + 1) & (s->cache_cap - 1))
+			if (s->cache[j].addr == key) {
+				const inline_entry_t *e = &s->cache[j];
+				int n = (int)e->n < cap ? (int)e->n : cap;
+				memcpy(out, s->frames + e->first, (size_t)n * sizeof *out);
+				return (int)e->n;
+			}
+	}
+	ar_sym_frame_t f, tmp[AR_SYM_INLINE_MAX];
+	ar_sym_lookup(s, addr, &f);
+	int n = expand_inline(s, &f, tmp, AR_SYM_INLINE_MAX);
+	memcpy(out, tmp, (size_t)(n < cap ? n : cap) * sizeof *out);
+	/* remember it; out of memory only costs the cache */
+	if (!key || ((s->ncache + 1) * 2 > s->cache_cap && cache_grow(s) != 0))
+		return n;
+	if (s->nframes + (size_t)n > s->frames_cap) {
+		size_t fc = s->frames_cap ? 2 * s->frames_cap : 1024;
+		while (fc < s->nframes + (size_t)n)
+			fc *= 2;
+		ar_sym_frame_t *nf = realloc(s->frames, fc * sizeof *nf);
+		if (!nf)
+			return n;
+		s->frames = nf;
+		s->frames_cap = fc;
+	}
+	memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof *tmp);
+	j = (key * 0x9e3779b97f4a7c15ull) & (s->cache_cap - 1);
+	while (s->cache[j].addr)
+		j = (j + 1) & (s->cache_cap - 1);
+	s->cache[j] = (inline_entry_t){key, (uint32_t)s->nframes, (uint32_t)n};
+	s->nframes += (size_t)n;
+	s->ncache++;
+	return n;
+}
+
 const char *ar_sym_format(const ar_sym_frame_t *f, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -222,5 +366,7 @@ void ar_sym_close(ar_sym_t *s)
 	for (size_t i = 0; i < s->nnames; i++)
 		free(s->names[i].name);
 	free(s->names);
+	free(s->cache);
+	free(s->frames);
 	free(s);
 }

@@ -44,6 +44,7 @@
 #include "plan.h"
 #include "progress.h"
 #include "replay.h"
+#include "sites_child.h"
 #include "wl_cache.h"
 
 /* Where the runs go, and the tally behind the summary and exit status. */
@@ -67,6 +68,7 @@ typedef struct trace_job {
 	ar_run_t **runs;
 	size_t nruns;
 	ar_run_opts_t run; /* the plan's, with --touch auto decided for this trace */
+	ar_route_job_t route; /* --route (route.h): the map and the worker's arguments */
 } trace_job_t;
 
 /* ---- per trace: compile or open the workload --------------------------------------- */
@@ -252,12 +254,27 @@ static void run_one(const ar_replay_options_t *o, const ar_plan_t *p, session_t 
 	char label[512];
 	snprintf(label, sizeof label, "[%zu/%zu] %s rep %u on %s", k + 1, j->nruns, a->name, rep,
 		 j->info.name);
+	/* --route: the second half of the list is the routed twins, named
+	 * BASE+NAME[RULE]; the worker runs under BASE with the routes. */
+	ar_allocator_t base = *a;
+	ar_run_opts_t run = j->run;
+	char name[sizeof r->allocator], options[sizeof p->options + 600];
+	snprintf(options, sizeof options, "%s", p->options);
+	const char *plus = strchr(a->name, '+');
+	if (plus) {
+		snprintf(name, sizeof name, "%s", a->name);
+		name[plus - a->name] = '\0';
+		base.name = name;
+		run.extra_args = j->route.args;
+		snprintf(options, sizeof options, "%s route=%s", p->options, o->route.option);
+	}
 	ar_progress_start(label, "ops", j->total_ops);
-	ar_run_worker(&j->run, a, j->wl_path, (int)rep, r);
+	ar_run_worker(&run, &base, j->wl_path, (int)rep, r);
 	ar_progress_finish();
+	snprintf(r->allocator, sizeof r->allocator, "%s", a->name);
 	report_run(s, r, j->info.name);
 	char err[2048];
-	if (ar_db_store_run(s->db, &j->info, a, &s->machine, p->options, r, err, sizeof err) < 0) {
+	if (ar_db_store_run(s->db, &j->info, a, &s->machine, options, r, err, sizeof err) < 0) {
 		ar_cli_error(o->db_path, "cannot store the run: %s", err);
 		s->runtime_error = 1;
 	}
@@ -288,8 +305,17 @@ static int trace_allocators(const ar_plan_t *p, const trace_job_t *j, ar_allocat
 /* Every allocator once, then again: repetition-major (see the top). */
 static int run_repetitions(const ar_replay_options_t *o, const ar_plan_t *p, session_t *s, trace_job_t *j)
 {
-	ar_allocator_t allocs[AR_PLAN_MAX_ALLOCS + 1];
+	ar_allocator_t allocs[2 * (AR_PLAN_MAX_ALLOCS + 1)];
+	char routed_names[AR_PLAN_MAX_ALLOCS + 1][sizeof j->runs[0]->allocator];
 	int nallocs = trace_allocators(p, j, allocs);
+	for (int ai = 0; j->route.active && ai < nallocs; ai++) { /* the routed twins */
+		allocs[nallocs + ai] = allocs[ai];
+		snprintf(routed_names[ai], sizeof routed_names[ai], "%.31s%.96s", allocs[ai].name,
+			 o->route.label);
+		allocs[nallocs + ai].name = routed_names[ai];
+	}
+	if (j->route.active)
+		nallocs *= 2;
 	j->nruns = (size_t)o->repeat * (size_t)nallocs;
 	j->runs = calloc(j->nruns, sizeof *j->runs);
 	if (!j->runs)
@@ -341,6 +367,7 @@ static void free_job(session_t *s, trace_job_t *j)
 	if (j->wl.map)
 		ar_wl_close(&j->wl);
 	ar_wl_cache_release(&s->cache, &j->lease);
+	ar_route_release(&j->route);
 }
 
 /* One trace: workload, repetitions, table. A trace that cannot be opened is skipped
@@ -360,6 +387,21 @@ static void replay_trace(const ar_replay_options_t *o, const ar_plan_t *p, sessi
 		return;
 	}
 	warn_trace(s, j, o);
+	char err[2048];
+	if (ar_route_prepare(&j->route, &o->route, path, &j->wl, err, sizeof err) != 0) {
+		ar_cli_error(NULL, "%s", err);
+		free_job(s, j);
+		s->runtime_error = 1;
+		free(j);
+		return;
+	}
+	uint64_t allocs = 0;
+	for (int k = 0; k <= AR_ROUTE_MAX; k++)
+		allocs += j->route.routed[k];
+	for (int k = 1; j->route.active && k <= o->route.nnames; k++)
+		ar_plan_note("%s: --route sends %llu of %llu allocations to %s", j->info.name,
+			     (unsigned long long)j->route.routed[k], (unsigned long long)allocs,
+			     o->route.names[k - 1]);
 	j->run = p->run;
 	if (!strcmp(o->touch, "auto"))
 		j->run.touch = choose_touch(p, j);
@@ -367,6 +409,7 @@ static void replay_trace(const ar_replay_options_t *o, const ar_plan_t *p, sessi
 		s->runtime_error = 1;
 	else
 		print_trace(o, s, j);
+	ar_sites_child_store(path, o->db_path); /* a trace with stacks: its sites (sites_child.h) */
 	free_job(s, j);
 	free(j);
 }

@@ -13,7 +13,7 @@ REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 # (its runtime is a malloc of its own); -fno-builtin-* keeps the compiler
 # from rewriting or eliding the heap calls it replays.
 REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
-	replayer/worker_access.c \
+	replayer/worker_access.c replayer/worker_route.c \
 	replayer/worker_proto.c replayer/worker_clock.c replayer/hist.c replayer/wl_file.c common/cpu.c
 REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
 REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
@@ -36,7 +36,7 @@ $(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc
 # ---- allocreplay ------------------------------------------------------------------
 ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c \
 	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c \
-	replayer/progress.c replayer/plan.c replayer/recorded.c
+	replayer/progress.c replayer/plan.c replayer/recorded.c replayer/route.c replayer/sites_child.c
 ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
 $(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators -Iresults
 
@@ -47,7 +47,7 @@ $(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(RESULTS
 	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
-REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile
+REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route
 REPLAY_UNIT_BINS := $(patsubst %,$(BUILD)/tests/%,$(REPLAY_UNIT_NAMES))
 REPLAY_UNIT_OBJS := $(call objs,$(patsubst %,replayer/tests/%.c,$(REPLAY_UNIT_NAMES)))
 $(REPLAY_UNIT_OBJS): CFLAGS_OUR += -Ireplayer -Itests/unit
@@ -62,6 +62,15 @@ $(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_comp
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(REPLAY_WL_OBJS) $(TRACE_LDLIBS)
+
+# --route's rules and map (replayer/route.c): linked with the compiler to make workloads.
+$(BUILD)/obj/replayer/tests/test_replay_route.o: CFLAGS_OUR += -Iallocators
+$(BUILD)/tests/test_replay_route: $(BUILD)/obj/replayer/tests/test_replay_route.o \
+		$(call objs,replayer/route.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,replayer/route.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
+	  $(TRACE_LDLIBS)
 
 # ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
 # xthread: producer/consumer with cross-thread frees, recorded by allocrec.

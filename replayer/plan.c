@@ -62,6 +62,14 @@ static void usage(void)
 	       "      --access-pass       at the live-bytes peak, read and write every live\n"
 	       "                          block once, timed apart (access_pass_ns;\n"
 	       "                          single-thread traces)\n"
+	       "      --route=RULE        also replay each allocator with the allocations RULE\n"
+	       "                          selects served by one of ours, in the same process:\n"
+	       "                          NAME:SEL[,SEL]..., NAME pool, arena, tlscache or\n"
+	       "                          freelist, SEL size=N, size=A-B (requested bytes),\n"
+	       "                          stack=ID (alloctrace stacks) or thread=N; all SELs\n"
+	       "                          must hold; repeat --route for more rules, the first\n"
+	       "                          that holds wins. The runs are named BASE+NAME[SEL]\n"
+	       "                          (e.g. glibc+pool[size=64]); docs/RESULTS.md, Routing\n"
 	       "      --json              print the runs as JSON instead of tables\n"
 	       "      --list              list the allocators the registry knows, and exit\n"
 	       "      --cache-max=SIZE    keep at most SIZE of compiled workloads in the cache\n"
@@ -117,7 +125,8 @@ static int parse_uint(const char *s, unsigned *out)
 }
 
 enum { OPT_ALL = 256, OPT_DB, OPT_REPEAT, OPT_TIMEOUT, OPT_TOUCH, OPT_JSON, OPT_COUNTERS,
-       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN };
+       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN,
+       OPT_ROUTE };
 
 static const struct option long_opts[] = {
 	{ "allocators", required_argument, NULL, 'a' },
@@ -133,6 +142,7 @@ static const struct option long_opts[] = {
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "cache-max", required_argument, NULL, OPT_CACHE_MAX },
 	{ "cache-clean", no_argument, NULL, OPT_CACHE_CLEAN },
+	{ "route", required_argument, NULL, OPT_ROUTE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -232,6 +242,12 @@ static int take_option(int c, ar_replay_options_t *o)
 	case OPT_JSON: o->json = 1; break;
 	case OPT_COUNTERS: o->counters = optarg; break;
 	case OPT_ACCESS_PASS: o->access_pass = 1; break;
+	case OPT_ROUTE: {
+		char err[512];
+		if (ar_route_add(&o->route, optarg, err, sizeof err) != 0)
+			return ar_cli_usage_error("%s", err);
+		break;
+	}
 	case OPT_LIST: o->list = 1; break;
 	case 'q': o->quiet = 1; break;
 	case OPT_REPEAT:

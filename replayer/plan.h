@@ -13,6 +13,7 @@
 #define AR_PLAN_H
 
 #include "replay.h"
+#include "route.h"
 
 #define AR_PLAN_MAX_ALLOCS 32
 /* The default --timing: 1 heap call in this many timed (docs/BENCHMARKS.md,
@@ -28,6 +29,7 @@ typedef struct ar_replay_options {
 	int all, json, list, quiet, access_pass;
 	int cache_clean;                /* --cache-clean */
 	unsigned long long cache_max;   /* --cache-max, else ALLOCRR_CACHE_MAX, else the default */
+	ar_route_set_t route;           /* --route RULE... (route.h); route.nrules 0 without */
 	char **traces; /* the positional arguments, in their order */
 	int ntraces;
 } ar_replay_options_t;

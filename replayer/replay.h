@@ -52,7 +52,7 @@ typedef struct ar_rss_point {
 
 typedef struct ar_run {
 	/* what was asked */
-	char allocator[32];
+	char allocator[128]; /* --route: "BASE+NAME[RULE]..." */
 	int repetition; /* 1-based */
 	char touch[8];
 	char counters_mode[8]; /* --counters: perf, sim or none */
@@ -94,6 +94,7 @@ typedef struct ar_run_opts {
 	int access_pass;      /* --access-pass */
 	char valgrind[4096];  /* sim: the valgrind command to run the worker under */
 	char sim_dir[4096];   /* sim: where callgrind profiles are written (then removed) */
+	char **extra_args;    /* --route: more worker arguments, NULL-terminated; or NULL */
 } ar_run_opts_t;
 
 /*

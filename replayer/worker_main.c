@@ -8,6 +8,7 @@
  *                      [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]
  *                      [--timing calls|none|sample:N] [--counters perf|sim|none]
  *                      [--access-pass on|off] [--progress-fd N]
+ *                      [--route NAME=PATH]... [--route-map FILE]
  *
  * --counters perf (default) opens the hardware counters around the replay
  * window; sim means allocreplay started this worker under valgrind
@@ -68,6 +69,7 @@
 #include "ar_alloc.h"
 #include "worker.h"
 #include "worker_proto.h"
+#include "worker_route.h"
 
 ar_worker_t ar_wk;
 static ar_wproto_t proto; /* the report to the parent (worker_proto.h) */
@@ -78,6 +80,7 @@ static void usage(void)
 			"         [--touch none|first|pages|all] [--fd N] [--dep-timeout-ms N]\n"
 			"         [--timing calls|none|sample:N] [--counters perf|sim|none]\n"
 			"         [--access-pass on|off] [--progress-fd N]\n"
+			"         [--route NAME=PATH]... [--route-map FILE]  (worker_route.h)\n"
 			"(--timing every = calls: time every heap call; sample:N: 1 in N, N >= 1)\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
@@ -282,6 +285,8 @@ static void parse_options(int argc, char **argv, options_t *o)
 			o->progress_fd = atoi(v);
 		else if (!strcmp(opt, "--dep-timeout-ms"))
 			o->dep_timeout_ms = strtoull(v, NULL, 10);
+		else if (ar_route_option(opt, v))
+			;
 		else
 			usage();
 	}
@@ -363,6 +368,9 @@ static void open_workload(const options_t *o)
 	if (ar_wl_open(&ar_wk.wl, o->workload, err, sizeof err) != 0)
 		die("error", err);
 	check_symbols(o->allocator);
+	const char *status;
+	if (ar_route_open(&ar_wk.wl, &status, err, sizeof err) != 0)
+		die(status, err);
 	if (getenv("ALLOCRR_WORKER_TEST_HANG"))
 		for (;;)
 			pause();
@@ -457,6 +465,7 @@ static void take_baselines(measures_t *m)
 	 * clear_refs, the highest RSS sample (a lower bound). */
 	m->exact_peak = ar_probe_reset_hwm() == 0 && ar_probe_rss(&m->base_rss, &hwm) == 0;
 	m->have_ours = ar_probe_ours_counts(&m->base_allocs, &m->base_frees);
+	ar_route_baseline();
 	getrusage(RUSAGE_SELF, &m->ru0);
 }
 
@@ -499,6 +508,7 @@ static void take_final_figures(measures_t *m)
 	getrusage(RUSAGE_SELF, &m->ru1);
 	if (m->have_ours)
 		ar_probe_ours_counts(&m->end_allocs, &m->end_frees);
+	ar_route_final();
 	uint64_t final_anon = ar_probe_anon_rss();
 	m->peak = final_anon;
 	if (m->exact_peak && ar_probe_rss(&m->end_rss, &hwm) == 0) {
@@ -520,6 +530,7 @@ static void report_probes_and_join(void)
 {
 	uint32_t n = ar_wk.wl.hdr->nthreads;
 	ar_probe_stats_report(&proto);
+	ar_route_report(&proto);
 	pthread_barrier_wait(&ar_wk.leave);
 	for (uint32_t i = 1; i < n; i++)
 		pthread_join(ar_wk.th[i].tid, NULL);

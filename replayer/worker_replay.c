@@ -29,6 +29,12 @@
  *
  * No malloc here except the calls under test; the compiler is kept from
  * turning memsets or pairs of calls into something else by -fno-builtin.
+ *
+ * allocreplay --route (worker_route.h) runs the same loop instantiated
+ * with `routed` set: each heap call goes to the allocator that owns it
+ * (ar_route_owner), the base one through the same direct call as a plain
+ * replay, a routed one through its prefixed API. A plain replay's loop is
+ * compiled without any of it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -43,6 +49,7 @@
 #endif
 
 #include "worker.h"
+#include "worker_route.h"
 
 #define WAITER_BIT 0x10000u
 
@@ -250,8 +257,16 @@ static void fail(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op, const char *
  * three call sites below, so the compiler emits a loop without any clock
  * read, countdown or histogram update for --timing none, and without the
  * countdown for every-call timing. */
-static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int mode)
+static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int mode, const int routed)
 {
+	/* --route: this stream's owner bytes, its allocation ops so far, its
+	 * tally; api = the routed allocator of the op, NULL for the base. */
+	const uint8_t *owners = routed ? ar_route.owners[t->index] : NULL;
+	ar_route_count_t *rcount = routed ? &ar_route.count[t->index] : NULL;
+	uint64_t nalloc = 0;
+	int owner = 0;
+	const ar_route_api_t *api = NULL;
+#define HEAP(fn, ...) (routed && api ? api->fn(__VA_ARGS__) : fn(__VA_ARGS__))
 	void **slots = ar_wk.slot_ptr;
 	const uint64_t over = ar_wk.clock.overhead_ticks;
 	const uint64_t period = ar_wk.timing_every;
@@ -306,6 +321,10 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		void *p = NULL;
 		uint64_t a = 0, b = 0;
 		int timed = 0;
+		if (routed) {
+			owner = ar_route_owner(op, owners, &nalloc);
+			api = owner ? &ar_route.api[owner] : NULL;
+		}
 		/* A free or realloc of a block this replay does not have: its
 		 * allocation returned NULL here although the trace's succeeded
 		 * (or realloc(p, 0) already freed it). Calling free(NULL) or
@@ -321,41 +340,41 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	}
 		switch (op->kind) {
 		case AR_WL_MALLOC:
-			TIMED(p = malloc(op->size));
+			TIMED(p = HEAP(malloc, op->size));
 			break;
 		case AR_WL_CALLOC:
-			TIMED(p = calloc(op->arg, op->size));
+			TIMED(p = HEAP(calloc, op->arg, op->size));
 			break;
 		case AR_WL_REALLOC:
 			SKIP_IF_MISSING();
-			TIMED(p = realloc(in, op->size));
+			TIMED(p = HEAP(realloc, in, op->size));
 			break;
 		case AR_WL_REALLOCARRAY:
 			SKIP_IF_MISSING();
-			TIMED(p = reallocarray(in, op->arg, op->size));
+			TIMED(p = HEAP(reallocarray, in, op->arg, op->size));
 			break;
 		case AR_WL_FREE:
 			SKIP_IF_MISSING();
-			TIMED(free(in));
+			TIMED(HEAP(free, in));
 			break;
 		case AR_WL_POSIX_MEMALIGN: {
 			void *q = NULL;
 			int rc;
-			TIMED(rc = posix_memalign(&q, op->arg, op->size));
+			TIMED(rc = HEAP(posix_memalign, &q, op->arg, op->size));
 			p = rc ? NULL : q;
 			break;
 		}
 		case AR_WL_ALIGNED_ALLOC:
-			TIMED(p = aligned_alloc(op->arg, op->size));
+			TIMED(p = HEAP(aligned_alloc, op->arg, op->size));
 			break;
 		case AR_WL_MEMALIGN:
-			TIMED(p = memalign(op->arg, op->size));
+			TIMED(p = HEAP(memalign, op->arg, op->size));
 			break;
 		case AR_WL_VALLOC:
-			TIMED(p = valloc(op->size));
+			TIMED(p = HEAP(valloc, op->size));
 			break;
 		default: /* AR_WL_PVALLOC */
-			TIMED(p = pvalloc(op->size));
+			TIMED(p = HEAP(pvalloc, op->size));
 			break;
 		}
 #undef SKIP_IF_MISSING
@@ -369,6 +388,10 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 				cd = ar_sampler_gap(&t->sampler, period);
 		}
 		t->calls++;
+		if (routed) {
+			rcount->calls[owner]++;
+			rcount->allocs[owner] += ar_route_map_counts(op->kind);
+		}
 		if (op->kind == AR_WL_FREE) {
 			if (in) {
 				t->frees_expected++;
@@ -429,6 +452,7 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	t->sampler.left = cd;
 	/* Done (or failed): nobody may wait for this stream any longer. */
 	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
+#undef HEAP
 }
 
 void ar_replay_prelude(ar_wthread_t *t)
@@ -456,12 +480,27 @@ void ar_replay_prelude(ar_wthread_t *t)
 	atomic_fetch_add_explicit(ar_wk.ops_done, t->first_op, memory_order_relaxed);
 }
 
-void ar_replay_stream(ar_wthread_t *t)
+/* --route's copies of the loop, in a function of their own so that the
+ * plain loops below are compiled as if routing did not exist (measured:
+ * inlined beside them, they cost the plain loop an instruction per op). */
+static __attribute__((noinline)) void replay_routed(ar_wthread_t *t)
 {
 	if (ar_wk.timing == AR_TIMING_SAMPLE)
-		replay(t, AR_TIMING_SAMPLE);
+		replay(t, AR_TIMING_SAMPLE, 1);
 	else if (ar_wk.timing == AR_TIMING_EVERY)
-		replay(t, AR_TIMING_EVERY);
+		replay(t, AR_TIMING_EVERY, 1);
 	else
-		replay(t, AR_TIMING_NONE);
+		replay(t, AR_TIMING_NONE, 1);
+}
+
+void ar_replay_stream(ar_wthread_t *t)
+{
+	if (__builtin_expect(ar_route.n != 0, 0))
+		replay_routed(t);
+	else if (ar_wk.timing == AR_TIMING_SAMPLE)
+		replay(t, AR_TIMING_SAMPLE, 0);
+	else if (ar_wk.timing == AR_TIMING_EVERY)
+		replay(t, AR_TIMING_EVERY, 0);
+	else
+		replay(t, AR_TIMING_NONE, 0);
 }

@@ -19,6 +19,8 @@
  *   load.c     the comparison read from a results database (read-only)
  *   render.c   the comparison as table, CSV, JSON (format_version) or Markdown
  *   format.c   number formats and the escapers for JSON, CSV and HTML
+ *   diff.c     two databases' comparisons side by side, with significance
+ *   sites.c    a trace's allocation sites (table sites), stored and loaded
  *
  * Invariants: a figure not measured is NAN here, NULL in the database, "-"
  * in a table and null in JSON — never 0; every aggregate is over runs with
@@ -305,6 +307,31 @@ ar_res_sample_t *ar_res_timeline(const ar_res_set_t *rep, int64_t run_id, size_t
  * buckets of all ops; a bucket op 'all', should one appear, is left out): one
  * point per bucket upper bound, ascending; malloc'ed. */
 ar_res_cdf_t *ar_res_latency_cdf(const ar_res_set_t *rep, const int64_t *runs, size_t nruns, size_t *n);
+/* The same for the calls of one operation (histogram.op: "malloc", "free",
+ * "realloc", "calloc"...); op NULL pools every op like ar_res_latency_cdf.
+ * NULL, 0 when those runs made no such call. */
+ar_res_cdf_t *ar_res_latency_cdf_op(const ar_res_set_t *rep, const int64_t *runs, size_t nruns, const char *op,
+				    size_t *n);
+
+/* ---- sites.c: a trace's allocation sites (table sites, docs/RESULTS.md) ---- */
+/* One site of a trace recorded with stacks (analysis/sites.h): its folded
+ * caller chain, outermost frame first, ';'-joined, and its figures. */
+typedef struct ar_res_site {
+	char *stack;
+	int64_t calls, bytes, live_at_peak_bytes, live_at_peak_blocks, temporary_calls, leaked_bytes,
+		leaked_blocks;
+} ar_res_site_t;
+/* Replace the sites of the trace whose SHA-256 is trace_sha256 with
+ * s[0..n), in one transaction (a savepoint: inside the caller's when one is
+ * open). The trace need not have a traces row (the table has no foreign
+ * key). 0, or -1 with a sentence in err (the old sites kept). */
+int ar_res_sites_store(sqlite3 *db, const char *trace_sha256, const ar_res_site_t *s, size_t n, char *err,
+		       size_t errcap);
+/* The sites of trace_sha256, largest live_at_peak_bytes first (then by
+ * bytes, then by stack), malloc'ed; NULL with *n = 0 when it has none (or
+ * the database predates the table, or on error). */
+ar_res_site_t *ar_res_sites_load(sqlite3 *db, const char *trace_sha256, size_t *n);
+void ar_res_sites_free(ar_res_site_t *s, size_t n);
 
 /* ---- render.c ---- */
 enum ar_res_format { AR_RES_TABLE, AR_RES_CSV, AR_RES_JSON, AR_RES_MARKDOWN };
@@ -338,6 +365,57 @@ enum { AR_RES_NOTES = 4 };
 int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES]);
 /* The footnote that says what the columns mean. */
 extern const char ar_res_columns_note[];
+
+/* ---- diff.c: two comparisons side by side (allocreport diff) ---- */
+/* The figures a diff compares, by --fail-if name (docs/RESULTS.md,
+ * "Comparing two databases"): fig is an AR_RES_* figure of the runs, or
+ * negative for a figure of the trace itself (peak_live, allocs, events). */
+enum { AR_RES_DIFF_NUM, AR_RES_DIFF_NS, AR_RES_DIFF_BYTES };
+typedef struct ar_res_diff_metric {
+	const char *name, *label;
+	int fig, higher_better, kind; /* kind: AR_RES_DIFF_* unit */
+} ar_res_diff_metric_t;
+enum { AR_RES_DIFF_NMETRICS = 12 };
+extern const ar_res_diff_metric_t ar_res_diff_metrics[AR_RES_DIFF_NMETRICS];
+/* One allocator's figure (allocator NULL: the trace's own) before and after. */
+typedef struct ar_res_diff_cell {
+	const char *allocator;
+	int metric; /* index in ar_res_diff_metrics */
+	double old_med, new_med, change_pct; /* medians over ok runs; change as ar_gate_change_pct */
+	ar_res_verdict_t verdict; /* ar_res_significance(NEW, OLD): ratio >= 1 means NEW is better */
+	int exact;                /* a trace figure: no repetitions, a difference is real */
+	const char *broken_rule;  /* set by the caller: the --fail-if rule it breaks, or NULL */
+} ar_res_diff_cell_t;
+/* A trace of NEW and its match in OLD (either NULL: on one side only). */
+typedef struct ar_res_diff_pair {
+	const ar_res_trace_t *old, *new;
+	const char *matched_by; /* "sha256", or "name" (the trace file changed) */
+	int other_host;         /* OLD and NEW were measured on different hosts */
+	ar_res_diff_cell_t *cells;
+	size_t ncells;
+	char **notes; /* allocators on one side only or without a successful run */
+	size_t nnotes;
+} ar_res_diff_pair_t;
+typedef struct ar_res_diff {
+	ar_res_diff_pair_t *pairs; /* NEW's traces in order, then OLD's unmatched ones */
+	size_t npairs;
+} ar_res_diff_t;
+/* Pair the traces of new_ with those of old (same SHA-256, else same name;
+ * the same host preferred) and compute every cell. d points into both sets:
+ * free d before them. */
+void ar_res_diff(const ar_res_set_t *old, const ar_res_set_t *new_, ar_res_diff_t *d);
+void ar_res_diff_free(ar_res_diff_t *d);
+/* "meaningful", "undecided", "within 5%", "noise"; "exact" / "same" for trace figures. */
+const char *ar_res_diff_verdict(const ar_res_diff_cell_t *c);
+int ar_res_diff_significant(const ar_res_diff_cell_t *c);
+/* Two run sets of one database: a copy of rep whose traces keep only the
+ * runs with run_id in [first, last] (a trace left without runs is dropped),
+ * their comparison recomputed (ar_res_finish; no counters). Free it with
+ * ar_res_free (its db is NULL); rep may be freed first. */
+void ar_res_select_runs(const ar_res_set_t *rep, int64_t first, int64_t last, ar_res_set_t *out);
+/* The diff as a table (AR_RES_TABLE, any format but JSON) or one JSON document. */
+void ar_res_diff_print(FILE *f, const ar_res_diff_t *d, const char *old_path, const char *new_path,
+		       enum ar_res_format fmt);
 
 /* ---- format.c ---- */
 /* Human formats into buf: "6.80 M", "652.0 KiB", "1.2 us"; "-" for NAN. */

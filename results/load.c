@@ -488,13 +488,20 @@ ar_res_sample_t *ar_res_timeline(const ar_res_set_t *rep, int64_t run_id, size_t
  * buckets of all runs are walked together in order of their upper bound. */
 ar_res_cdf_t *ar_res_latency_cdf(const ar_res_set_t *rep, const int64_t *runs, size_t nruns, size_t *n)
 {
+	return ar_res_latency_cdf_op(rep, runs, nruns, NULL, n);
+}
+
+ar_res_cdf_t *ar_res_latency_cdf_op(const ar_res_set_t *rep, const int64_t *runs, size_t nruns, const char *op,
+				    size_t *n)
+{
 	*n = 0;
 	if (!nruns)
 		return NULL;
 	size_t len = 128 + nruns * 24;
 	char *sql = ar_res_xcalloc(len, 1);
 	size_t at = (size_t)snprintf(sql, len,
-		"SELECT lo_ns, hi_ns, count FROM histogram WHERE op <> 'all' AND run_id IN (");
+		"SELECT lo_ns, hi_ns, count FROM histogram WHERE op <> 'all' AND (?1 IS NULL OR op = ?1) "
+		"AND run_id IN (");
 	for (size_t i = 0; i < nruns; i++)
 		at += (size_t)snprintf(sql + at, len - at, "%s%lld", i ? "," : "", (long long)runs[i]);
 	snprintf(sql + at, len - at, ") ORDER BY hi_ns");
@@ -502,6 +509,8 @@ ar_res_cdf_t *ar_res_latency_cdf(const ar_res_set_t *rep, const int64_t *runs, s
 	free(sql);
 	if (!st)
 		return NULL;
+	if (op)
+		sqlite3_bind_text(st, 1, op, -1, SQLITE_TRANSIENT);
 	ar_res_cdf_t *c = NULL;
 	size_t cap = 0;
 	double total = 0, lo0 = NAN;

@@ -49,6 +49,7 @@ typedef struct ctx {
 	int version;
 	char *err;
 	size_t cap;
+	objs_t later; /* allocrr's latest schema, when version is older: its tables are never "their own" */
 } ctx_t;
 
 static char *dup(const unsigned char *s)
@@ -337,6 +338,11 @@ static int check_obj(ctx_t *c, const objs_t *mine, const obj_t *o)
 				return fail(c, "not a results database (schema version 0, and it holds table '%s'): "
 					       "refusing to %s; name a new file or a database allocreplay wrote",
 					    o->name, c->verb);
+			if (find(&c->later, o->name))
+				return fail(c, "table '%s' is not in allocrr's schema version %d, the version the database "
+					       "says it has, but in a later one: refusing to %s (its version understates "
+					       "its schema)",
+					    o->name, c->version, c->verb);
 			return 0; /* a table of their own: never read, never copied */
 		}
 		return check_table(c, o->name);
@@ -399,6 +405,17 @@ static int check(ctx_t *c)
 		sql_fail(c, c->exp);
 		goto out;
 	}
+	if (c->version > 0 && c->version < ar_res_schema_version()) {
+		/* A table a later migration creates (sites, from 8) in a database
+		 * at an older version is not a table of their own. */
+		sqlite3 *latest = expected(ar_res_schema_version(), e, sizeof e);
+		int lrc = latest ? objs_load(latest, "main", &c->later) : -1;
+		sqlite3_close(latest);
+		if (lrc != 0) {
+			fail(c, "allocrr's own schema version %d does not build", ar_res_schema_version());
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < theirs.n; i++)
 		if (check_obj(c, &mine, &theirs.v[i]) != 0)
 			goto out;
@@ -412,6 +429,7 @@ static int check(ctx_t *c)
 out:
 	objs_free(&theirs);
 	objs_free(&mine);
+	objs_free(&c->later);
 	sqlite3_close(c->exp);
 	c->exp = NULL;
 	return rc;
@@ -420,7 +438,7 @@ out:
 int ar_res_schema_check(sqlite3 *db, const char *schema, const char *path, const char *verb, int *version,
 			char *err, size_t cap)
 {
-	ctx_t c = {db, NULL, schema, path, verb, -1, err, cap};
+	ctx_t c = {db, NULL, schema, path, verb, -1, err, cap, {NULL, 0}};
 	/* One read transaction: the version and the objects of one moment. */
 	int own = sqlite3_get_autocommit(db);
 	if (own && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)

@@ -14,6 +14,7 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TRACE_LIB) $(SYNTH_LIB
 # Tests of common/ and analysis/ modules link the module's objects too.
 $(BUILD)/tests/test_common: $(call objs,common/cli.c common/cpu.c common/escape.c)
 $(BUILD)/tests/test_escape: $(call objs,common/escape.c)
+$(BUILD)/tests/test_gate: $(call objs,common/gate.c)
 $(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)
 $(BUILD)/tests/test_heapstats: $(call objs,analysis/heapstats.c analysis/livemap.c)
 $(BUILD)/obj/tests/unit/test_livemap.o $(BUILD)/obj/tests/unit/test_heapstats.o: CFLAGS_OUR += -Ianalysis
@@ -31,5 +32,24 @@ $(RECOMMEND_TEST): $(BUILD)/obj/tests/unit/test_recommend.o $(call objs,analysis
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
+
+# The flame-chart layout and the sites section of allocreport
+# (analysis/report_flame.c) on hand-made folded stacks.
+FLAME_TEST := $(BUILD)/tests/test_flame
+$(BUILD)/obj/tests/unit/test_flame.o: CFLAGS_OUR += -Ianalysis -Iresults
+$(FLAME_TEST): $(BUILD)/obj/tests/unit/test_flame.o $(call objs,analysis/report_flame.c analysis/report_svg.c) \
+		$(RESULTS_LIB) $(COMMON_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
+
+# The sites model (analysis/sites.c) links the symboliser and its libraries.
+SITES_TEST := $(BUILD)/tests/test_sites
+$(BUILD)/obj/tests/unit/test_sites.o: CFLAGS_OUR += -Ianalysis
+$(SITES_TEST): $(BUILD)/obj/tests/unit/test_sites.o $(call objs,analysis/sites.c) $(SYM_LIB) $(COMMON_LIB) \
+		$(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(SYM_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
 
 include tests/coverage.mk

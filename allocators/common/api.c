@@ -29,6 +29,12 @@
  * The entry points reach the core through the AR_API_* names of debug.h:
  * the core itself, or in the debug build (-DAR_ALLOC_DEBUG) debug.c's checks
  * in front of it.
+ *
+ * Compiled with -DAR_API_PREFIX=allocrr_pool_ (say), the same file exports the
+ * prefixed API instead (allocrr_pool_malloc, allocrr_pool_free, ...,
+ * allocrr_pool_allocator_stats) and neither the glibc aliases nor the report at
+ * exit: liballocrr-NAME-prefixed.so, which allocreplay --route loads beside
+ * another malloc in one worker (allocators/module.mk, docs/ALLOCATORS.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,11 +53,36 @@
 #include "os.h"
 #include "util.h"
 
+/* AR_SYM(malloc): malloc, or with AR_API_PREFIX the prefixed name. */
+#ifdef AR_API_PREFIX
+#define AR_SYM_CAT2(a, b) a##b
+#define AR_SYM_CAT(a, b) AR_SYM_CAT2(a, b)
+#define AR_SYM(name) AR_SYM_CAT(AR_API_PREFIX, name)
+#define AR_STATS_SYM AR_SYM(allocator_stats)
+#else
+#define AR_SYM(name) name
+#define AR_STATS_SYM ar_allocator_stats
+#endif
+
 /* The public prototypes (malloc.h declares the GNU ones). */
 void *memalign(size_t align, size_t size);
 void *valloc(size_t size);
 void *pvalloc(size_t size);
 size_t malloc_usable_size(void *p);
+#ifdef AR_API_PREFIX
+void *AR_SYM(malloc)(size_t size);
+void AR_SYM(free)(void *p);
+void *AR_SYM(calloc)(size_t n, size_t size);
+void *AR_SYM(realloc)(void *p, size_t size);
+void *AR_SYM(reallocarray)(void *p, size_t n, size_t size);
+int AR_SYM(posix_memalign)(void **memptr, size_t align, size_t size);
+void *AR_SYM(memalign)(size_t align, size_t size);
+void *AR_SYM(aligned_alloc)(size_t align, size_t size);
+void *AR_SYM(valloc)(size_t size);
+void *AR_SYM(pvalloc)(size_t size);
+size_t AR_SYM(malloc_usable_size)(void *p);
+int AR_STATS_SYM(ar_alloc_stats_t *out);
+#endif
 
 /* ---- initialisation ---------------------------------------------------- */
 
@@ -182,18 +213,18 @@ static void *memalign_impl(size_t align, size_t size)
 
 /* ---- the exported API ------------------------------------------------------ */
 
-AR_EXPORT void *malloc(size_t size)
+AR_EXPORT void *AR_SYM(malloc)(size_t size)
 {
 	return malloc_impl(size);
 }
 
-AR_EXPORT void free(void *p)
+AR_EXPORT void AR_SYM(free)(void *p)
 {
 	if (AR_LIKELY(p != NULL))
 		AR_API_FREE(p);
 }
 
-AR_EXPORT void *calloc(size_t n, size_t size)
+AR_EXPORT void *AR_SYM(calloc)(size_t n, size_t size)
 {
 	size_t bytes;
 	ensure_init();
@@ -207,12 +238,12 @@ AR_EXPORT void *calloc(size_t n, size_t size)
 	return p;
 }
 
-AR_EXPORT void *realloc(void *p, size_t size)
+AR_EXPORT void *AR_SYM(realloc)(void *p, size_t size)
 {
 	return realloc_impl(p, size);
 }
 
-AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+AR_EXPORT void *AR_SYM(reallocarray)(void *p, size_t n, size_t size)
 {
 	size_t bytes;
 	if (__builtin_mul_overflow(n, size, &bytes)) {
@@ -222,7 +253,7 @@ AR_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	return realloc_impl(p, bytes);
 }
 
-AR_EXPORT int posix_memalign(void **memptr, size_t align, size_t size)
+AR_EXPORT int AR_SYM(posix_memalign)(void **memptr, size_t align, size_t size)
 {
 	if (align < sizeof(void *) || !ar_is_pow2(align))
 		return EINVAL;
@@ -235,23 +266,23 @@ AR_EXPORT int posix_memalign(void **memptr, size_t align, size_t size)
 	return 0;
 }
 
-AR_EXPORT void *memalign(size_t align, size_t size)
+AR_EXPORT void *AR_SYM(memalign)(size_t align, size_t size)
 {
 	return memalign_impl(align ? align : 1, size);
 }
 
-AR_EXPORT void *aligned_alloc(size_t align, size_t size)
+AR_EXPORT void *AR_SYM(aligned_alloc)(size_t align, size_t size)
 {
 	return memalign_impl(align ? align : 1, size);
 }
 
-AR_EXPORT void *valloc(size_t size)
+AR_EXPORT void *AR_SYM(valloc)(size_t size)
 {
 	ensure_init();
 	return memalign_impl(ar_page_size, size);
 }
 
-AR_EXPORT void *pvalloc(size_t size)
+AR_EXPORT void *AR_SYM(pvalloc)(size_t size)
 {
 	size_t rounded;
 	ensure_init();
@@ -262,11 +293,12 @@ AR_EXPORT void *pvalloc(size_t size)
 	return memalign_impl(ar_page_size, rounded & ~(ar_page_size - 1));
 }
 
-AR_EXPORT size_t malloc_usable_size(void *p)
+AR_EXPORT size_t AR_SYM(malloc_usable_size)(void *p)
 {
 	return p ? AR_API_USABLE_SIZE(p) : 0;
 }
 
+#ifndef AR_API_PREFIX
 /* glibc's internal names, for programs that call them directly. */
 AR_EXPORT void *__libc_malloc(size_t size) __attribute__((alias("malloc"), copy(malloc)));
 AR_EXPORT void __libc_free(void *p) __attribute__((alias("free"), copy(free)));
@@ -275,10 +307,11 @@ AR_EXPORT void *__libc_realloc(void *p, size_t size) __attribute__((alias("reall
 AR_EXPORT void *__libc_memalign(size_t align, size_t size) __attribute__((alias("memalign"), copy(memalign)));
 AR_EXPORT void *__libc_valloc(size_t size) __attribute__((alias("valloc"), copy(valloc)));
 AR_EXPORT void *__libc_pvalloc(size_t size) __attribute__((alias("pvalloc"), copy(pvalloc)));
+#endif
 
 /* ---- statistics -------------------------------------------------------------- */
 
-AR_EXPORT int ar_allocator_stats(ar_alloc_stats_t *out)
+AR_EXPORT int AR_STATS_SYM(ar_alloc_stats_t *out)
 {
 	if (!out)
 		return -1;
@@ -298,12 +331,13 @@ AR_EXPORT int ar_allocator_stats(ar_alloc_stats_t *out)
  * it spawned) allocated through us. snprintf with these conversions does
  * not allocate.
  */
+#ifndef AR_API_PREFIX /* a prefixed heap is not the process's: no line of its own */
 __attribute__((destructor)) static void report_at_exit(void)
 {
 	if (!stats_file[0] || atomic_load(&init_state) != INIT_READY)
 		return;
 	ar_alloc_stats_t s;
-	ar_allocator_stats(&s);
+	AR_STATS_SYM(&s);
 	char exe[PATH_MAX], line[PATH_MAX + 512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[n > 0 ? n : 0] = '\0';
@@ -322,3 +356,4 @@ __attribute__((destructor)) static void report_at_exit(void)
 	}
 	errno = saved;
 }
+#endif

@@ -76,4 +76,11 @@ INSERT INTO main.allocator_stats (run_id, name, value)
   SELECT m.new_id, name, value
   FROM src.allocator_stats s JOIN temp.merge_map m ON m.old_id = s.run_id;
 DROP TABLE temp.merge_map;
+-- Sites are facts about a trace file: the same trace has the same sites
+-- wherever it was analysed, so a row already here is kept.
+INSERT OR IGNORE INTO main.sites (trace_sha256, stack, calls, bytes, live_at_peak_bytes, live_at_peak_blocks,
+    temporary_calls, leaked_bytes, leaked_blocks)
+  SELECT trace_sha256, stack, calls, bytes, live_at_peak_bytes, live_at_peak_blocks,
+    temporary_calls, leaked_bytes, leaked_blocks
+  FROM src.sites;
 COMMIT;

@@ -432,6 +432,51 @@ static void test_schema_check(void)
 	ar_res_db_close(db);
 }
 
+/* sites.c: a trace's sites stored, replaced whole, loaded largest live at
+ * the peak first; none for another trace or a database before schema 8. */
+static void test_sites(void)
+{
+	sqlite3 *db;
+	char err[256];
+	EXPECT(ar_res_db_open(":memory:", &db, err, sizeof err) == 0);
+	ar_res_site_t s[] = {{"main;a", 10, 1000, 0, 0, 10, 0, 0},
+			     {"main;b", 20, 4000, 4000, 20, 0, 0, 0},
+			     {"main;c;x y", 5, 1500, 1500, 5, 0, 1500, 5}};
+	EXPECT(ar_res_sites_store(db, "aa", s, 3, err, sizeof err) == 0);
+	EXPECT(ar_res_sites_store(db, "bb", s, 1, err, sizeof err) == 0);
+	size_t n = 9;
+	ar_res_site_t *v = ar_res_sites_load(db, "aa", &n);
+	EXPECT(v != NULL && n == 3);
+	if (v && n == 3) {
+		EXPECT_STR(v[0].stack, "main;b");
+		EXPECT_STR(v[1].stack, "main;c;x y");
+		EXPECT_STR(v[2].stack, "main;a");
+		EXPECT(v[1].calls == 5 && v[1].bytes == 1500 && v[1].live_at_peak_bytes == 1500 &&
+		       v[1].live_at_peak_blocks == 5 && v[1].temporary_calls == 0 && v[1].leaked_bytes == 1500 &&
+		       v[1].leaked_blocks == 5);
+		EXPECT(v[2].temporary_calls == 10);
+	}
+	ar_res_sites_free(v, n);
+	/* stored again: replaced, not added; a duplicate stack refused whole */
+	EXPECT(ar_res_sites_store(db, "aa", s + 2, 1, err, sizeof err) == 0);
+	v = ar_res_sites_load(db, "aa", &n);
+	EXPECT(v != NULL && n == 1 && !strcmp(v[0].stack, "main;c;x y"));
+	ar_res_sites_free(v, n);
+	ar_res_site_t dup[] = {s[0], s[0]};
+	EXPECT(ar_res_sites_store(db, "aa", dup, 2, err, sizeof err) == -1 && strstr(err, "cannot store the sites"));
+	v = ar_res_sites_load(db, "aa", &n);
+	EXPECT(v != NULL && n == 1);
+	ar_res_sites_free(v, n);
+	v = ar_res_sites_load(db, "cc", &n);
+	EXPECT(v == NULL && n == 0);
+	ar_res_db_close(db);
+	/* schema 7: no table, no sites */
+	db = schema_db(7, 7);
+	n = 9;
+	EXPECT(ar_res_sites_load(db, "aa", &n) == NULL && n == 0);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	RUN(test_stat);
@@ -442,5 +487,6 @@ int main(void)
 	RUN(test_view_agrees);
 	RUN(test_old_schema_loads);
 	RUN(test_schema_check);
+	RUN(test_sites);
 	return TEST_END();
 }

@@ -194,9 +194,13 @@ for i in $(seq 1 "$segs"); do
 		[ "$(json_str "$f" reason)" = rotate ] || { bad=$((bad + 1)); echo "  $f: window reason $(json_str "$f" reason)"; }
 		[ "$(json_num "$f" index)" = $((i - 1)) ] || { bad=$((bad + 1)); echo "  $f: window index $(json_num "$f" index)"; }
 	fi
-	read -r lo hi < <(seq_range "$f")
-	[ "$lo" -gt "$prev_hi" ] || { bad=$((bad + 1)); echo "  $f: seqs $lo..$hi, previous segment up to $prev_hi"; }
-	prev_hi=$hi
+	# A rotation that lands just before the program's last call leaves a last
+	# segment without events: nothing to order there.
+	if [ "$e" != 0 ]; then
+		read -r lo hi < <(seq_range "$f")
+		[ "$lo" -gt "$prev_hi" ] || { bad=$((bad + 1)); echo "  $f: seqs $lo..$hi, previous segment up to $prev_hi"; }
+		prev_hi=$hi
+	fi
 done
 expect_eq "rotate: every segment verifies, keeps order, says rotate, seqs continue" $bad 0
 pid=$("$AT" info rot.zst --json | sed 's/.*"pid":\([0-9]*\),.*/\1/')

@@ -54,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ar_stats_run(path, 0, 3, 0);
 	ar_stats_run(path, 1, 3, 0);
 	ar_stacks_run(path, 0);
+	ar_stacks_folded_run(path, 4 /* leaked */, 0);
 	fflush(devnull);
 	stdout = out;
 	stderr = err;

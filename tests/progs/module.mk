@@ -5,7 +5,7 @@
 # with -fno-builtin so the compiler cannot elide a malloc/free pair.
 REC_PROGS_DIR := $(BUILD)/tests/progs
 REC_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-alloc-size-larger-than -Wno-use-after-free -O1 -g -fno-builtin -D_GNU_SOURCE -Itrace-format -Ianalysis
-REC_PROG_NAMES := rec_seq rec_aligned rec_realloc rec_threads rec_fork rec_dlopen rec_signal rec_exit rec_daemon rec_paced rec_server rec_phases
+REC_PROG_NAMES := rec_seq rec_aligned rec_realloc rec_threads rec_fork rec_dlopen rec_signal rec_exit rec_daemon rec_paced rec_server rec_phases rec_diffleak rec_sites
 REC_PROGS := $(addprefix $(REC_PROGS_DIR)/,$(REC_PROG_NAMES))
 REC_CXX := $(REC_PROGS_DIR)/rec_cxx
 REC_DLLIB := $(REC_PROGS_DIR)/librec_dllib.so
