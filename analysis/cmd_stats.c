@@ -94,8 +94,31 @@ static void json_hist(const char *name, const uint64_t *h)
 	printf("]");
 }
 
+/* Up to SITE_CALLERS callers after a site's frame, " <- f <- g": two call
+ * paths through one line are two sites, and must not print as one. */
+#define SITE_CALLERS 3
+static void append_callers(ar_sym_t *sym, const uint64_t *fr, uint32_t depth, char *buf, size_t n)
+{
+	size_t len = strlen(buf);
+	for (uint32_t i = 0; i < depth && i < SITE_CALLERS && len + 1 < n; i++) {
+		ar_sym_frame_t f;
+		ar_sym_lookup(sym, fr[i], &f);
+		const char *m = f.module ? strrchr(f.module, '/') : NULL;
+		m = m ? m + 1 : f.module;
+		int w = f.function ? snprintf(buf + len, n - len, " <- %s", f.function)
+			: m ? snprintf(buf + len, n - len, " <- %s+0x%" PRIx64, m, f.module_offset)
+			    : snprintf(buf + len, n - len, " <- 0x%" PRIx64, f.addr);
+		if (w < 0 || (size_t)w >= n - len)
+			break;
+		len += (size_t)w;
+	}
+	if (depth > SITE_CALLERS && len + 6 < n)
+		strcat(buf, " <- ...");
+}
+
 /* The first frame of a stack that is the program's own call site rather
- * than an allocator wrapper (libc, ld.so, libstdc++'s operator new). */
+ * than an allocator wrapper (libc, ld.so, libstdc++'s operator new), then
+ * its callers. */
 static void site_name(const ar_reader_t *r, ar_sym_t *sym, uint32_t id, char *buf, size_t n)
 {
 	uint32_t depth = 0;
@@ -111,6 +134,7 @@ static void site_name(const ar_reader_t *r, ar_sym_t *sym, uint32_t id, char *bu
 		int wrapper = !strncmp(m, "libc.so", 7) || !strncmp(m, "ld-linux", 8) || !strncmp(m, "libstdc++", 9);
 		if (!wrapper || i + 1 == depth) {
 			ar_sym_format(&f, buf, n);
+			append_callers(sym, fr + i + 1, depth - i - 1, buf, n);
 			return;
 		}
 	}
