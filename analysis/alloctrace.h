@@ -79,6 +79,8 @@ int ar_stats_run(const char *path, int json, int top, int symbolize);
 int ar_stacks_run(const char *path, int symbolize);
 /* `stacks --folded --by METRIC` (metric: an ar_site_metric_t of sites.h). */
 int ar_stacks_folded_run(const char *path, int metric, int symbolize);
+/* stacks --ids-through: the ids of the stacks with a frame named function. */
+int ar_stacks_ids_through_run(const char *path, const char *function);
 struct ar_sites;
 /* The sites model (sites.h) of the trace at path, its notes on `notes`
  * (NULL: none), problems on stderr: the exit status, with *out set when it

@@ -56,7 +56,8 @@ void ar_print_stack(FILE *out, const ar_reader_t *r, ar_sym_t *sym, uint32_t id,
 
 const ar_cmd_help_t ar_stacks_help = {
 	"alloctrace stacks [--db DB] FILE\n"
-	"alloctrace stacks --folded [--by calls|bytes|live-at-peak|temporary|leaked] [--db DB] FILE",
+	"alloctrace stacks --folded [--by calls|bytes|live-at-peak|temporary|leaked] [--db DB] FILE\n"
+	"alloctrace stacks --ids-through=FUNCTION FILE",
 	"Every call stack of the trace FILE, recorded with `allocrec --stacks`, with how\n"
 	"many events used it, symbolised (function, file:line where debug information\n"
 	"exists, inlined calls, C++ names demangled) against the modules the trace\n"
@@ -73,7 +74,10 @@ const ar_cmd_help_t ar_stacks_help = {
 	"      --by=METRIC     the value of each folded line: calls (default), bytes,\n"
 	"                      live-at-peak (bytes), temporary (calls), leaked (bytes)\n"
 	"      --db=DB         also store the sites in the results database DB (table\n"
-	"                      sites, keyed by the trace's SHA-256; created if missing)\n",
+	"                      sites, keyed by the trace's SHA-256; created if missing)\n"
+	"      --ids-through=FUNCTION  print, one per line, the ids of the recorded\n"
+	"                      stacks with a frame named FUNCTION (as the folded\n"
+	"                      labels write it): for allocreplay --route NAME:stack=ID\n",
 };
 
 /* Open path for the sites commands: a trace with stacks, or a message. */
@@ -133,6 +137,50 @@ int ar_stacks_folded_run(const char *path, int metric, int symbolize)
 		return AR_EXIT_RUNTIME;
 	}
 	st = ar_stacks_sites_status(path, m, "the figures");
+	ar_sites_free(m);
+	return st;
+}
+
+/* Does the folded label have a frame named exactly function (fl bytes)? */
+static int label_has_frame(const char *label, const char *function, size_t fl)
+{
+	for (const char *p = label; p; p = strchr(p, ';'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, function, fl) && (p[fl] == ';' || p[fl] == '\0'))
+			return 1;
+	return 0;
+}
+
+int ar_stacks_ids_through_run(const char *path, const char *function)
+{
+	ar_reader_t *r = open_with_stacks(path);
+	if (!r)
+		return AR_EXIT_RUNTIME;
+	uint32_t n = ar_reader_stack_count(r);
+	uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+	if (!ids) {
+		ar_reader_close(r);
+		return ar_cli_error(path, "out of memory for %u stack ids", n);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ar_reader_stack_at(r, i, &ids[i], NULL);
+	ar_error_t err = {0};
+	ar_sites_t *m;
+	ar_sites_opts_t o = {.symbolize = 1, .notes = stderr, .name = path};
+	int rc = ar_sites_build(&m, r, &o, &err);
+	ar_reader_close(r);
+	if (rc) {
+		free(ids);
+		return ar_cli_error(path, "%s", err.msg);
+	}
+	size_t fl = strlen(function);
+	for (uint32_t i = 0; i < n; i++) {
+		const ar_site_t *s = ar_sites_of_stack(m, ids[i]);
+		if (s && label_has_frame(s->label, function, fl))
+			printf("%" PRIu32 "\n", ids[i]);
+	}
+	free(ids);
+	int st = fflush(stdout) == 0 ? ar_stacks_sites_status(path, m, "the stack ids")
+				     : ar_cli_error("-", "cannot write the stack ids");
 	ar_sites_free(m);
 	return st;
 }

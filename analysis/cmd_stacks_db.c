@@ -85,14 +85,15 @@ static int run(const char *path, int folded, ar_site_metric_t by, const char *db
 
 int ar_cmd_stacks(int argc, char **argv)
 {
-	enum { OPT_FOLDED = AR_OPT_OWN, OPT_BY, OPT_DB };
+	enum { OPT_FOLDED = AR_OPT_OWN, OPT_BY, OPT_DB, OPT_IDS };
 	static const struct option opts[] = {AR_CMD_SHARED_OPTIONS,
 					     {"folded", no_argument, NULL, OPT_FOLDED},
 					     {"by", required_argument, NULL, OPT_BY},
 					     {"db", required_argument, NULL, OPT_DB},
+					     {"ids-through", required_argument, NULL, OPT_IDS},
 					     {NULL, 0, NULL, 0}};
 	int folded = 0, c;
-	const char *db = NULL, *by_name = NULL;
+	const char *db = NULL, *by_name = NULL, *through = NULL;
 	ar_site_metric_t by = AR_SITE_CALLS;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
@@ -105,6 +106,11 @@ int ar_cmd_stacks(int argc, char **argv)
 							  optarg);
 			break;
 		case OPT_DB: db = optarg; break;
+		case OPT_IDS:
+			if (!optarg[0])
+				return ar_cli_usage_error("stacks: --ids-through needs a function name");
+			through = optarg;
+			break;
 		default: return ar_cmd_other_option(c, argv, &ar_stacks_help);
 		}
 	}
@@ -117,5 +123,9 @@ int ar_cmd_stacks(int argc, char **argv)
 		return ar_cli_usage_error("stacks: missing FILE, a trace recorded with allocrec --stacks");
 	if (optind + 1 < argc)
 		return ar_cli_usage_error("stacks: one FILE at a time ('%s' is a second one)", argv[optind + 1]);
+	if (through && (folded || db))
+		return ar_cli_usage_error("stacks: --ids-through prints stack ids only: not with --folded or --db");
+	if (through)
+		return ar_stacks_ids_through_run(argv[optind], through);
 	return run(argv[optind], folded, by, db);
 }

@@ -21,6 +21,7 @@
 #include "ar_trace.h"
 #include "route.h"
 #include "route_map.h"
+#include "sites_child.h"
 
 static const char *const our_names[] = { "pool", "arena", "tlscache", "freelist" };
 
@@ -39,10 +40,10 @@ static int take_u64(const char **s, uint64_t *v)
 	return 0;
 }
 
-/* One selector "size=...", "stack=..." or "thread=..." (n bytes at s). */
+/* One selector "size=...", "stack=...", "thread=..." or "frame=..." (n bytes at s). */
 static int take_sel(ar_route_rule_t *r, const char *s, size_t n)
 {
-	char buf[64];
+	char buf[128];
 	if (n >= sizeof buf)
 		return -1;
 	memcpy(buf, s, n);
@@ -70,6 +71,14 @@ static int take_sel(ar_route_rule_t *r, const char *s, size_t n)
 			return -1;
 		r->has_thread = 1;
 		r->thread = (uint32_t)a;
+	} else if (!strncmp(buf, "frame=", 6)) {
+		p = buf + 6;
+		size_t l = strlen(p);
+		if (!l || l >= sizeof r->frame || strpbrk(p, ";\n"))
+			return -1;
+		r->has_frame = 1;
+		memcpy(r->frame, p, l + 1);
+		p += l;
 	} else {
 		return -1;
 	}
@@ -86,7 +95,8 @@ int ar_route_add(ar_route_set_t *rs, const char *rule, char *err, size_t cap)
 			known = (int)i;
 	if (known < 0) {
 		snprintf(err, cap, "--route '%s': a rule is NAME:SELECTOR, NAME one of pool, arena, "
-			 "tlscache, freelist (e.g. pool:size=64, arena:stack=17, pool:size=1-256,thread=0)",
+			 "tlscache, freelist (e.g. pool:size=64, arena:stack=17, pool:size=1-256,thread=0, "
+			 "arena:frame=parse_request)",
 			 rule);
 		return -1;
 	}
@@ -98,14 +108,16 @@ int ar_route_add(ar_route_set_t *rs, const char *rule, char *err, size_t cap)
 	*r = (ar_route_rule_t){ .size_min = 0, .size_max = UINT64_MAX };
 	const char *s = colon + 1;
 	if (!*s) {
-		snprintf(err, cap, "--route '%s': no selector (size=N, size=A-B, stack=ID, thread=N)", rule);
+		snprintf(err, cap, "--route '%s': no selector (size=N, size=A-B, stack=ID, thread=N, frame=FUNCTION)",
+			 rule);
 		return -1;
 	}
 	while (*s) {
 		size_t n = strcspn(s, ",");
 		if (take_sel(r, s, n) != 0) {
 			snprintf(err, cap, "--route '%s': '%.*s' is not a selector: size=N, size=A-B (bytes, "
-				 "A <= B), stack=ID (> 0) or thread=N", rule, (int)n, s);
+				 "A <= B), stack=ID (> 0), thread=N or frame=FUNCTION (under 96 bytes, no ';')", rule,
+				 (int)n, s);
 			return -1;
 		}
 		s += n + (s[n] == ',');
@@ -132,6 +144,12 @@ int ar_route_add(ar_route_set_t *rs, const char *rule, char *err, size_t cap)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* The allocator (0 = base, else a names index + 1) of allocation e. */
 static int decide(const ar_route_set_t *rs, const ar_event_t *e)
 {
@@ -139,7 +157,8 @@ static int decide(const ar_route_set_t *rs, const ar_event_t *e)
 	for (int i = 0; i < rs->nrules; i++) {
 		const ar_route_rule_t *r = &rs->rules[i];
 		if (n >= r->size_min && n <= r->size_max && (!r->has_stack || e->stack == r->stack) &&
-		    (!r->has_thread || e->thread == r->thread))
+		    (!r->has_thread || e->thread == r->thread) &&
+		    (!r->has_frame || bsearch(&e->stack, r->frame_ids, r->nframe_ids, sizeof *r->frame_ids, cmp_u32)))
 			return r->lib;
 	}
 	return 0;
@@ -261,9 +280,21 @@ int ar_route_write_map(const ar_route_set_t *rs, const char *trace_path, const a
 	owners_t *per = NULL;
 	uint32_t nper = 0;
 	memset(routed, 0, (AR_ROUTE_MAX + 1) * sizeof *routed);
-	if (walk(rs, trace_path, &per, &nper, routed, err, cap) != 0)
-		return -1;
+	ar_route_set_t local = *rs; /* frame= resolved for this trace */
 	int rc = 0;
+	for (int i = 0; i < local.nrules && !rc; i++) {
+		ar_route_rule_t *r = &local.rules[i];
+		uint32_t *ids = NULL;
+		if (r->has_frame && ar_sites_child_ids_through(trace_path, r->frame, &ids, &r->nframe_ids, err, cap))
+			rc = -1;
+		r->frame_ids = ids;
+	}
+	if (!rc)
+		rc = walk(&local, trace_path, &per, &nper, routed, err, cap);
+	for (int i = 0; i < local.nrules; i++)
+		free((void *)local.rules[i].frame_ids);
+	if (rc)
+		return -1;
 	for (uint32_t i = 0; i < w->hdr->nthreads && !rc; i++) {
 		uint32_t ti = w->threads[i].trace_index;
 		uint64_t have = ti < nper ? per[ti].n : 0, want = stream_allocs(w, i);

@@ -11,11 +11,15 @@
  *         | stack=ID                               (the trace's stack id, as
  *                                                   alloctrace stacks prints it)
  *         | thread=N                               (the trace's thread index)
+ *         | frame=FUNCTION                         (stacks with a frame named
+ *                                                   FUNCTION, as the folded
+ *                                                   labels write it)
  * The selectors of one rule must all hold; the rules are tried in the order
  * given and the first that holds routes the allocation; an allocation no
- * rule takes stays with the base allocator. Selecting by function name is
- * not supported: symbolising belongs to analysis/ (alloctrace stacks gives
- * the ids of the stacks through a function).
+ * rule takes stays with the base allocator. Symbolising belongs to
+ * analysis/: a frame= selector becomes the set of stack ids that
+ * `alloctrace stacks --ids-through=FUNCTION` prints, run as a child
+ * (sites_child.h), for each trace.
  */
 #ifndef AR_ROUTE_H
 #define AR_ROUTE_H
@@ -31,8 +35,11 @@
 typedef struct ar_route_rule {
 	int lib;                       /* 1-based index into ar_route_set_t.names */
 	uint64_t size_min, size_max;   /* 0..UINT64_MAX: any */
-	int has_stack, has_thread;
+	int has_stack, has_thread, has_frame;
 	uint32_t stack, thread;
+	char frame[96];                /* frame=: the function name */
+	const uint32_t *frame_ids;     /* its stacks (sorted), while one trace is walked */
+	size_t nframe_ids;
 	char text[128];                /* canonical: "pool[size=64]" */
 } ar_route_rule_t;
 
@@ -49,7 +56,8 @@ typedef struct ar_route_set {
  * rule and what to write instead. */
 int ar_route_add(ar_route_set_t *rs, const char *rule, char *err, size_t cap);
 
-/* Walk the trace at trace_path in sequence order, decide each allocation
+/* Walk the trace at trace_path in sequence order (a frame= selector first
+ * resolved to its stack ids in that trace), decide each allocation
  * by the rules, check the result against the workload w compiled from it
  * (same threads, same allocation ops per stream) and write the route map
  * to a new temporary file, its name into map_path. Also counts the

@@ -105,6 +105,20 @@ else
 	fail "no stack id on the 64-byte mallocs (dump: $(grep -m1 ' malloc ' dump.txt))"
 fi
 
+# By function: frame=buffer is every allocation made in buffer(), which the
+# loop calls once in 10 of its 20000 turns (the trace's symbols, through
+# alloctrace stacks --ids-through run by allocreplay).
+"$AR" churn.zst -a glibc --route "arena:frame=buffer" --repeat 1 --db f.db >/dev/null 2>err3.txt
+expect_eq "--route arena:frame=buffer: exit status" $? 0
+expect_eq "by frame: allocations sent to arena = buffer()'s 2000" \
+	"$(q f.db "SELECT value FROM allocator_stats JOIN runs USING (run_id) WHERE allocator='glibc+arena[frame=buffer]' AND name='route.arena.allocs'")" 2000
+"$AR" churn.zst -a glibc --route "arena:frame=no_such_function" --repeat 1 --db f.db >/dev/null 2>err4.txt
+expect_eq "--route with a frame no stack has: exit status" $? 2
+grep -q "no recorded stack has a frame named no_such_function" err4.txt &&
+	ok "an unknown frame is named in the error" || fail "unknown frame: $(cat err4.txt)"
+"$AR" churn.zst -a glibc --route "arena:frame=a;b" --repeat 1 --db f.db >/dev/null 2>err5.txt
+expect_eq "--route frame with ';': usage error" $? 1
+
 # alloctrace stats proposes the churning 64-byte site for pool, as a ready rule.
 if [ -n "$sid" ]; then
 	"$B/bin/alloctrace" stats churn.zst >stats.txt
