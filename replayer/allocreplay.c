@@ -283,13 +283,14 @@ static void run_one(const ar_replay_options_t *o, const ar_plan_t *p, session_t 
 /* The allocators this trace runs under: the plan's, plus the one the
  * recorded program ran on when the plan lacks it — it is the baseline every
  * ratio and prediction is against (recorded.c, results/predict.c). */
-static int trace_allocators(const ar_plan_t *p, const trace_job_t *j, ar_allocator_t *out)
+static int trace_allocators(const ar_replay_options_t *o, const ar_plan_t *p, const trace_job_t *j,
+			    ar_allocator_t *out)
 {
 	int n = 0;
 	for (int i = 0; i < p->nallocs; i++)
 		out[n++] = p->allocs[i];
 	const char *rec = j->info.rec.allocator;
-	if (!rec[0])
+	if (!rec[0] || o->no_baseline) /* --plan's jobs: the baseline is a job of its own */
 		return n;
 	for (int i = 0; i < n; i++)
 		if (!strcmp(out[i].name, rec))
@@ -307,7 +308,7 @@ static int run_repetitions(const ar_replay_options_t *o, const ar_plan_t *p, ses
 {
 	ar_allocator_t allocs[2 * (AR_PLAN_MAX_ALLOCS + 1)];
 	char routed_names[AR_PLAN_MAX_ALLOCS + 1][sizeof j->runs[0]->allocator];
-	int nallocs = trace_allocators(p, j, allocs);
+	int nallocs = trace_allocators(o, p, j, allocs);
 	for (int ai = 0; j->route.active && ai < nallocs; ai++) { /* the routed twins */
 		allocs[nallocs + ai] = allocs[ai];
 		snprintf(routed_names[ai], sizeof routed_names[ai], "%.31s%.96s", allocs[ai].name,
@@ -487,6 +488,12 @@ int main(int argc, char **argv)
 		return ar_plan_list_allocators();
 	if (o.cache_clean)
 		return clean_cache(&o);
+	if (o.plan) { /* the jobs, for a job engine to run (plan_jobs.c) */
+		if ((rc = ar_plan_make(&o, &plan)) == 0)
+			rc = ar_plan_jobs_print(stdout, &o, &plan, argv[0]);
+		ar_plan_cleanup(&plan);
+		return rc;
+	}
 	if ((rc = ar_plan_make(&o, &plan)) != 0 || (rc = open_session(&o, &s)) != 0) {
 		end_session(&o, &plan, &s);
 		return rc;

@@ -36,7 +36,8 @@ $(REPLAY_WORKER): $(REPLAY_WORKER_OBJS) $(REPLAY_WORKER_REG) allocators/ar_alloc
 # ---- allocreplay ------------------------------------------------------------------
 ALLOCREPLAY_SRCS := replayer/allocreplay.c replayer/runner.c replayer/db.c \
 	replayer/table.c replayer/wl_cache.c replayer/hist.c replayer/machine.c replayer/sim_callgrind.c \
-	replayer/progress.c replayer/plan.c replayer/recorded.c replayer/route.c replayer/sites_child.c
+	replayer/progress.c replayer/plan.c replayer/recorded.c replayer/route.c replayer/sites_child.c \
+	replayer/plan_jobs.c
 ALLOCREPLAY_OBJS := $(call objs,$(ALLOCREPLAY_SRCS))
 $(ALLOCREPLAY_OBJS): CFLAGS_OUR += -Iallocators -Iresults
 

@@ -77,6 +77,17 @@ static void usage(void)
 	       "                          (K, M, G suffixes; default 4G; 0 = no limit): the\n"
 	       "                          least recently used go first, never one in use\n"
 	       "      --cache-clean       empty the workload cache, say what it freed, and exit\n"
+	       "      --no-baseline       replay the named allocators only, not also the one\n"
+	       "                          the recorded program ran on (the baseline)\n"
+	       "      --plan              run nothing: print the matrix as independent jobs,\n"
+	       "                          one allocreplay command a line, one per trace x\n"
+	       "                          allocator with all its repetitions, each into its own\n"
+	       "                          database (DIR/SHA-ALLOCATOR.db), for GNU parallel or\n"
+	       "                          Slurm; gather them with allocreport merge\n"
+	       "                          (docs/DISTRIBUTED.md)\n"
+	       "      --plan-format=F     shell (default), json (one object a line) or slurm (a\n"
+	       "                          job-array script: task k runs job k)\n"
+	       "      --db-dir=DIR        --plan: where the jobs write their databases (default .)\n"
 	       "  -q, --quiet             no progress line while compiling and replaying\n"
 	       "  -h, --help              display this help and exit\n"
 	       "      --version           output version information and exit\n"
@@ -127,7 +138,7 @@ static int parse_uint(const char *s, unsigned *out)
 
 enum { OPT_ALL = 256, OPT_DB, OPT_REPEAT, OPT_TIMEOUT, OPT_TOUCH, OPT_JSON, OPT_COUNTERS,
        OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN,
-       OPT_ROUTE };
+       OPT_ROUTE, OPT_NO_BASELINE, OPT_PLAN, OPT_PLAN_FORMAT, OPT_DB_DIR };
 
 static const struct option long_opts[] = {
 	{ "allocators", required_argument, NULL, 'a' },
@@ -144,6 +155,10 @@ static const struct option long_opts[] = {
 	{ "cache-max", required_argument, NULL, OPT_CACHE_MAX },
 	{ "cache-clean", no_argument, NULL, OPT_CACHE_CLEAN },
 	{ "route", required_argument, NULL, OPT_ROUTE },
+	{ "no-baseline", no_argument, NULL, OPT_NO_BASELINE },
+	{ "plan", no_argument, NULL, OPT_PLAN },
+	{ "plan-format", required_argument, NULL, OPT_PLAN_FORMAT },
+	{ "db-dir", required_argument, NULL, OPT_DB_DIR },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -250,6 +265,10 @@ static int take_option(int c, ar_replay_options_t *o)
 		break;
 	}
 	case OPT_LIST: o->list = 1; break;
+	case OPT_NO_BASELINE: o->no_baseline = 1; break;
+	case OPT_PLAN: o->plan = 1; break;
+	case OPT_PLAN_FORMAT: o->plan_format = optarg; break;
+	case OPT_DB_DIR: o->db_dir = optarg; break;
 	case 'q': o->quiet = 1; break;
 	case OPT_REPEAT:
 		if (parse_uint(optarg, &o->repeat) || o->repeat == 0)
@@ -297,6 +316,14 @@ static int check_options(const ar_replay_options_t *o)
 					  "output (--json prints the runs there)");
 	if (!o->db_path[0])
 		return ar_cli_usage_error("--db needs a file name");
+	if (strcmp(o->plan_format, "shell") && strcmp(o->plan_format, "json") && strcmp(o->plan_format, "slurm"))
+		return ar_cli_usage_error("--plan-format must be shell, json or slurm, not '%s'", o->plan_format);
+	if (!o->plan && (o->db_dir || strcmp(o->plan_format, "shell")))
+		return ar_cli_usage_error("--plan-format and --db-dir go with --plan");
+	if (o->db_dir && !o->db_dir[0])
+		return ar_cli_usage_error("--db-dir needs a directory name");
+	if (o->plan && o->json)
+		return ar_cli_usage_error("--plan prints jobs, not runs: leave out --json (each job may use it)");
 	if (o->cache_clean && o->ntraces)
 		return ar_cli_usage_error("--cache-clean takes no trace: it empties the workload cache and "
 					  "exits");
@@ -311,7 +338,7 @@ int ar_plan_parse_options(int argc, char **argv, ar_replay_options_t *o)
 	static char default_timing[32];
 	snprintf(default_timing, sizeof default_timing, "sample:%d", AR_PLAN_SAMPLE_EVERY);
 	*o = (ar_replay_options_t){ .db_path = "allocrr.db", .touch = "pages", .counters = "perf",
-			  .timing = default_timing, .repeat = 3, .timeout_s = 300,
+			  .timing = default_timing, .plan_format = "shell", .repeat = 3, .timeout_s = 300,
 			  .cache_max = AR_WL_CACHE_MAX_DEFAULT };
 	const char *env_max = getenv("ALLOCRR_CACHE_MAX");
 	if (env_max && *env_max && (rc = take_size("ALLOCRR_CACHE_MAX", env_max, &o->cache_max)) != 0)

@@ -30,6 +30,10 @@ typedef struct ar_replay_options {
 	int cache_clean;                /* --cache-clean */
 	unsigned long long cache_max;   /* --cache-max, else ALLOCRR_CACHE_MAX, else the default */
 	ar_route_set_t route;           /* --route RULE... (route.h); route.nrules 0 without */
+	int no_baseline;                /* --no-baseline: not also the recorded allocator */
+	int plan;                       /* --plan: print the jobs (plan_jobs.c), run nothing */
+	const char *plan_format;        /* --plan-format: "shell", "json" or "slurm" */
+	const char *db_dir;             /* --db-dir: where the jobs' databases go (NULL: ".") */
 	char **traces; /* the positional arguments, in their order */
 	int ntraces;
 } ar_replay_options_t;
@@ -60,6 +64,19 @@ int ar_plan_list_allocators(void);
  * ../libexec/allocrr/) and, for --counters sim, valgrind and a private
  * directory for its profiles. 0, or the exit status. */
 int ar_plan_make(const ar_replay_options_t *o, ar_plan_t *p);
+
+/* ---- plan_jobs.c ---- */
+/* --plan: print the matrix (every trace x allocator, each with all its
+ * repetitions) as independent allocreplay commands, each into its own
+ * database under o->db_dir, in o->plan_format: "shell" (one shell-quoted
+ * command a line), "json" (one object a line: job, trace, sha256,
+ * allocator, repeat, db, argv) or "slurm" (a job-array script, task k
+ * running job k). The allocator the recorded program ran on is a job of
+ * its own when the plan lacks it; every job runs with --no-baseline.
+ * argv0 names the command the jobs run (kept when bare: found on each
+ * machine's PATH). 0, or the exit status (2: a trace cannot be read,
+ * nothing printed). */
+int ar_plan_jobs_print(FILE *f, const ar_replay_options_t *o, const ar_plan_t *p, const char *argv0);
 
 /* Undo what ar_plan_make left on disk (the profiles' directory). */
 void ar_plan_cleanup(ar_plan_t *p);
