@@ -67,7 +67,7 @@ endif
 #   BENCH_DEBS  what `make bench*` adds (hyperfine).
 BUILD_DEBS := build-essential pkg-config libzstd-dev libunwind-dev libdw-dev libsqlite3-dev libssl-dev
 RUN_DEBS := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 valgrind zstd sqlite3 gdb
-TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db lcov strace redis-server redis-tools
+TEST_DEBS := clang libclang-rt-14-dev python3-zstandard chromium perl xz-utils time help2man man-db lcov strace redis-server redis-tools parallel
 BENCH_DEBS := hyperfine
 DEPS_STAMP := build/.deps-ok
 RUN_DEPS_STAMP := build/.run-deps-ok
