@@ -30,6 +30,7 @@ typedef struct rep_opts {
 	const char *baseline;           /* NULL: each trace's own (recorded allocator, else glibc) */
 	enum ar_res_format fmt;
 	int fmt_given, recommend;
+	int across_machines; /* --across-machines: one comparison per trace over every machine's runs */
 } rep_opts_t;
 
 static void usage(void)
@@ -55,6 +56,10 @@ static void usage(void)
 	       "                      the comparison\n"
 	       "      --baseline=NAME compare against allocator NAME instead of what the program\n"
 	       "                      ran on (traces without a successful NAME run keep theirs)\n"
+	       "      --across-machines  compare a trace's runs from several machines as one\n"
+	       "                      (default: one comparison per machine, a machine being\n"
+	       "                      host, CPU model and count, kernel and glibc as the runs\n"
+	       "                      stored them; a note on stderr either way)\n"
 	       "      --html=FILE     write a self-contained HTML report with SVG charts ('-':\n"
 	       "                      to standard output): throughput, box plots (5+ runs),\n"
 	       "                      latency per operation, heap overhead, flame charts of\n"
@@ -111,13 +116,14 @@ static int check_args(const rep_opts_t *o)
  * --version, a usage error). */
 static int parse_args(int argc, char **argv, rep_opts_t *o)
 {
-	enum { OPT_DB = 0x100, OPT_TRACE, OPT_FORMAT, OPT_RECOMMEND, OPT_HTML, OPT_VERSION, OPT_BASELINE };
+	enum { OPT_DB = 0x100, OPT_TRACE, OPT_FORMAT, OPT_RECOMMEND, OPT_HTML, OPT_VERSION, OPT_BASELINE,
+	       OPT_ACROSS };
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, OPT_DB},       {"trace", required_argument, NULL, OPT_TRACE},
 		{"format", required_argument, NULL, OPT_FORMAT}, {"recommend", no_argument, NULL, OPT_RECOMMEND},
 		{"html", required_argument, NULL, OPT_HTML},   {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},   {"baseline", required_argument, NULL, OPT_BASELINE},
-		{NULL, 0, NULL, 0}};
+		{"across-machines", no_argument, NULL, OPT_ACROSS}, {NULL, 0, NULL, 0}};
 	*o = (rep_opts_t){.db = "allocrr.db", .fmt = AR_RES_TABLE};
 	int c;
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -135,6 +141,9 @@ static int parse_args(int argc, char **argv, rep_opts_t *o)
 			break;
 		case OPT_RECOMMEND:
 			o->recommend = 1;
+			break;
+		case OPT_ACROSS:
+			o->across_machines = 1;
 			break;
 		case OPT_HTML:
 			o->html = optarg;
@@ -165,7 +174,7 @@ static int run(const rep_opts_t *o)
 {
 	ar_res_set_t rep;
 	int bad_usage;
-	if (ar_res_load(&rep, o->db, o->filter, &bad_usage)) {
+	if (ar_res_load_machines(&rep, o->db, o->filter, o->across_machines, &bad_usage)) {
 		ar_res_free(&rep);
 		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;
 	}

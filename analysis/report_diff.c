@@ -32,6 +32,7 @@ typedef struct diff_opts {
 	int64_t old_runs[2], new_runs[2]; /* [first, last] run ids */
 	enum ar_res_format fmt;
 	int ignore_significance;
+	int across_machines; /* --across-machines: each database's machines pooled per trace */
 	ar_gate_rule_t rules[DIFF_MAX_RULES];
 	int nrules;
 } diff_opts_t;
@@ -47,13 +48,15 @@ static void usage(void)
 	       "percent and whether it is meaningful: the rule allocreport uses between\n"
 	       "allocators (a bootstrap interval of the ratio of medians outside 1 +- 5%; one\n"
 	       "repetition on a side leaves it undecided). Traces or allocators on one side only\n"
-	       "are listed; a pair measured on different hosts is marked as such. With\n"
+	       "are listed; a pair measured on different machines is marked as such. With\n"
 	       "--old-runs and --new-runs, the two sides are two ranges of run ids (runs.run_id,\n"
 	       "e.g. two allocreplay invocations) of one database DB.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --format=FMT    table (default) or json\n"
 	       "      --trace=SHA|NAME  only this trace (file name or SHA-256 prefix), in both\n"
+	       "      --across-machines  in each database, a trace's runs from several machines\n"
+	       "                      as one (default: one per machine, host, CPU, kernel, glibc)\n"
 	       "      --old-runs=FIRST-LAST, --new-runs=FIRST-LAST  the runs of DB on each side\n"
 	       "                      (run ids, both ends included; FIRST- runs to the last)\n"
 	       "      --fail-if=EXPR  exit 4 when a meaningful change passes EXPR (repeatable):\n"
@@ -134,13 +137,15 @@ static int split_operand(int argc, char **argv, diff_opts_t *o)
 /* Fill o from argv (argv[0] is "diff"). Returns -1 to go on, or the exit status. */
 static int parse_args(int argc, char **argv, diff_opts_t *o)
 {
-	enum { OPT_FORMAT = 0x100, OPT_TRACE, OPT_FAIL_IF, OPT_IGNORE_SIG, OPT_VERSION, OPT_OLD_RUNS, OPT_NEW_RUNS };
+	enum { OPT_FORMAT = 0x100, OPT_TRACE, OPT_FAIL_IF, OPT_IGNORE_SIG, OPT_VERSION, OPT_OLD_RUNS, OPT_NEW_RUNS,
+	       OPT_ACROSS };
 	static const struct option opts[] = {{"format", required_argument, NULL, OPT_FORMAT},
 					     {"trace", required_argument, NULL, OPT_TRACE},
 					     {"fail-if", required_argument, NULL, OPT_FAIL_IF},
 					     {"ignore-significance", no_argument, NULL, OPT_IGNORE_SIG},
 					     {"old-runs", required_argument, NULL, OPT_OLD_RUNS},
 					     {"new-runs", required_argument, NULL, OPT_NEW_RUNS},
+					     {"across-machines", no_argument, NULL, OPT_ACROSS},
 					     {"help", no_argument, NULL, 'h'},
 					     {"version", no_argument, NULL, OPT_VERSION},
 					     {NULL, 0, NULL, 0}};
@@ -155,6 +160,9 @@ static int parse_args(int argc, char **argv, diff_opts_t *o)
 			break;
 		case OPT_TRACE:
 			o->filter = optarg;
+			break;
+		case OPT_ACROSS:
+			o->across_machines = 1;
 			break;
 		case OPT_FAIL_IF:
 			if ((rc = add_rule(o, optarg)) >= 0)
@@ -210,10 +218,10 @@ static void say_cell(const char *prefix, const ar_res_diff_pair_t *p, const ar_r
 					       : ar_res_fmt_num(n, sizeof n, c->new_med),
 		ar_gate_fmt_pct(pct, sizeof pct, c->change_pct), ar_res_diff_verdict(c));
 	if (p->other_host) {
-		fputs(" [different hosts: ", stderr);
-		ar_esc_term(stderr, p->old->host ? p->old->host : "unknown");
+		fputs(" [different machines: ", stderr);
+		ar_esc_term(stderr, p->old->machine ? p->old->machine : "unknown");
 		fputs(" / ", stderr);
-		ar_esc_term(stderr, p->new->host ? p->new->host : "unknown");
+		ar_esc_term(stderr, p->new->machine ? p->new->machine : "unknown");
 		fputc(']', stderr);
 	}
 }
@@ -261,9 +269,9 @@ static size_t warn_pairs(const ar_res_diff_t *d)
 			fprintf(stderr, "%s: warning: trace ", ar_cli_tool());
 			ar_esc_term(stderr, p->new->name);
 			fputs(": OLD was measured on host ", stderr);
-			ar_esc_term(stderr, p->old->host ? p->old->host : "unknown");
+			ar_esc_term(stderr, p->old->machine ? p->old->machine : "unknown");
 			fputs(" and NEW on ", stderr);
-			ar_esc_term(stderr, p->new->host ? p->new->host : "unknown");
+			ar_esc_term(stderr, p->new->machine ? p->new->machine : "unknown");
 			fputs(": the changes mix the machine with the code\n", stderr);
 		}
 	}
@@ -275,7 +283,7 @@ static int load_sides(const diff_opts_t *o, ar_res_set_t *old, ar_res_set_t *new
 {
 	int bad_usage;
 	memset(new_, 0, sizeof *new_);
-	if (ar_res_load(old, o->old_db, o->filter, &bad_usage)) {
+	if (ar_res_load_machines(old, o->old_db, o->filter, o->across_machines, &bad_usage)) {
 		ar_res_free(old);
 		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;
 	}
@@ -293,7 +301,7 @@ static int load_sides(const diff_opts_t *o, ar_res_set_t *old, ar_res_set_t *new
 					  "trace_name, allocator FROM run_summary' lists them)",
 					  o->old_db, side, o->old_db);
 	}
-	if (ar_res_load(new_, o->new_db, o->filter, &bad_usage)) {
+	if (ar_res_load_machines(new_, o->new_db, o->filter, o->across_machines, &bad_usage)) {
 		ar_res_free(old);
 		ar_res_free(new_);
 		return bad_usage ? AR_EXIT_USAGE : AR_EXIT_RUNTIME;

@@ -585,8 +585,8 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 		ar_esc_term(f, t->name);
 		fputs("  sha256 ", f);
 		ar_esc_term(f, sha);
-		fprintf(f, "  %lld thread(s)%s", (long long)t->threads, rep->nhosts > 1 ? "  host " : "");
-		ar_esc_term(f, rep->nhosts > 1 ? t->host : NULL);
+		fprintf(f, "  %lld thread(s)%s", (long long)t->threads, rep->nhosts > 1 ? "  machine " : "");
+		ar_esc_term(f, rep->nhosts > 1 ? t->machine : NULL);
 		fputs("  baseline ", f);
 		ar_esc_term(f, t->baseline ? t->baseline : "(none)");
 		fprintf(f, "%s\n", t->baseline_is_recorded ? " (recorded)" : "");

@@ -27,7 +27,9 @@
  * status "ok" only; the median of an even count is the mean of the middle
  * two (as the SQL view computes it); ratios are ratios of medians to the
  * baseline's medians, NAN when the baseline has none; a trace's results
- * from different hosts are never mixed (one ar_res_trace_t per trace x host).
+ * from different machines are never mixed (one ar_res_trace_t per trace x
+ * machine: host, CPU model and count, kernel, glibc, as runs store them)
+ * unless asked (ar_res_load_machines' across_machines).
  *
  * The baseline of a trace is what the program ran on: the allocator the
  * recorder saw serving its malloc (traces.recorded_allocator) when that
@@ -128,6 +130,8 @@ typedef struct ar_res_trace {
 	int64_t events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks;
 	int64_t cross_thread_deps;
 	int64_t db_first_run; /* its first run's runs.run_id: finds its rows again (load.c) */
+	char *machine;  /* "HOST (CPU, N CPUs, KERNEL, glibc V)" its runs ran on (load.c) */
+	int nmachines;  /* how many machines its runs ran on: 1, more only across machines */
 	char *scenario; /* program without its --threads argument; NULL when it has none */
 	/* What the recorded program ran on and measured (traces.recorded_*;
 	 * NULL / NAN when unknown or the database predates schema 5). */
@@ -150,6 +154,7 @@ typedef struct ar_res_trace {
 /* One allocator's ops/s at each thread count of a scenario. */
 typedef struct ar_res_series {
 	char *scenario, *host;
+	const char *machine; /* its traces' (ar_res_trace_t.machine) */
 	size_t npoints; /* thread counts, ascending */
 	const ar_res_trace_t **points;
 } ar_res_series_t;
@@ -158,7 +163,8 @@ typedef struct ar_res_series {
 typedef struct ar_res_set {
 	sqlite3 *db;      /* NULL when built from runs in memory */
 	const char *path; /* the database */
-	int nhosts;
+	int nhosts;          /* machines in the database (load.c's MACHINE_KEY) */
+	int across_machines; /* ar_res_load_machines' */
 	ar_res_trace_t *traces;
 	size_t ntraces;
 	ar_res_series_t *series;
@@ -299,6 +305,13 @@ void ar_res_trace_free(ar_res_trace_t *t);
  * (missing file, not a results database, filter matches nothing: then *usage
  * is set to 1 so the caller exits 1, else 2). */
 int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *usage);
+/* The same, one ar_res_trace_t per trace x machine (a note on stderr for a
+ * trace replayed on several), or with across_machines one per trace,
+ * pooling every machine's runs (a note saying so). ar_res_load is this with
+ * across_machines 0. Allocators replayed at several versions on one
+ * machine are named in a note too. */
+int ar_res_load_machines(ar_res_set_t *rep, const char *path, const char *filter, int across_machines,
+			 int *usage);
 void ar_res_free(ar_res_set_t *rep);
 /* The RSS timeline of run_id in event order; *n samples, malloc'ed (NULL, 0
  * when none). */
@@ -390,7 +403,7 @@ typedef struct ar_res_diff_cell {
 typedef struct ar_res_diff_pair {
 	const ar_res_trace_t *old, *new;
 	const char *matched_by; /* "sha256", or "name" (the trace file changed) */
-	int other_host;         /* OLD and NEW were measured on different hosts */
+	int other_host;         /* OLD and NEW were measured on different machines (ar_res_trace_t.machine) */
 	ar_res_diff_cell_t *cells;
 	size_t ncells;
 	char **notes; /* allocators on one side only or without a successful run */

@@ -344,6 +344,7 @@ void ar_res_trace_free(ar_res_trace_t *t)
 	free(t->program);
 	free(t->status);
 	free(t->host);
+	free(t->machine);
 	free(t->scenario);
 	free(t->recorded_allocator);
 	free(t->recorded_library);

@@ -9,7 +9,7 @@
  *
  * Invariants: medians are over ok runs only and NAN figures are left out
  * (a figure measured on neither side makes no cell); a pair whose sides
- * come from different hosts is flagged (other_host), never quietly
+ * come from different machines (load.c) is flagged (other_host), never quietly
  * compared, since the change then mixes the code with the machine; a trace
  * or an allocator present on one side only is listed, not dropped. The
  * trace's own figures (peak live bytes, allocations) are exact counts: they
@@ -46,8 +46,9 @@ static int same_str(const char *a, const char *b) { return a == b || (a && b && 
 
 /* ---- pairing traces ---- */
 
-/* The trace of old matching t: same SHA-256 on the same host, else same
- * SHA-256 anywhere, else the same name on the same host, else the same
+/* The trace of old matching t: same SHA-256 on the same machine (host,
+ * CPU, kernel, glibc: load.c), else same SHA-256 anywhere, else the same
+ * name on the same machine, else the same
  * name anywhere; not one already taken. NULL when none. */
 static const ar_res_trace_t *match(const ar_res_set_t *old, const ar_res_trace_t *t, const char *taken,
 				   const char **by)
@@ -56,7 +57,7 @@ static const ar_res_trace_t *match(const ar_res_set_t *old, const ar_res_trace_t
 		int by_name = pass >= 2, any_host = pass & 1;
 		for (size_t i = 0; i < old->ntraces; i++) {
 			const ar_res_trace_t *o = &old->traces[i];
-			if (taken[i] || (!any_host && !same_str(o->host, t->host)))
+			if (taken[i] || (!any_host && !same_str(o->machine, t->machine)))
 				continue;
 			if (by_name ? same_str(o->name, t->name) : same_str(o->sha256, t->sha256)) {
 				*by = by_name ? "name" : "sha256";
@@ -179,7 +180,7 @@ void ar_res_diff(const ar_res_set_t *old, const ar_res_set_t *new_, ar_res_diff_
 		if (!p->old)
 			continue;
 		taken[p->old - old->traces] = 1;
-		p->other_host = !same_str(p->old->host, t->host);
+		p->other_host = !same_str(p->old->machine, t->machine);
 		pair_cells(p);
 	}
 	for (size_t i = 0; i < old->ntraces; i++)
@@ -252,10 +253,10 @@ static void text_pair_head(FILE *f, const ar_res_diff_pair_t *p)
 		return;
 	}
 	if (p->other_host) {
-		fputs("  DIFFERENT HOSTS: OLD ran on ", f);
-		ar_esc_term(f, p->old->host ? p->old->host : "unknown");
+		fputs(same_str(p->old->host, p->new->host) ? "  DIFFERENT MACHINES: OLD ran on " : "  DIFFERENT HOSTS: OLD ran on ", f);
+		ar_esc_term(f, p->old->machine ? p->old->machine : "unknown");
 		fputs(", NEW on ", f);
-		ar_esc_term(f, p->new->host ? p->new->host : "unknown");
+		ar_esc_term(f, p->new->machine ? p->new->machine : "unknown");
 		fputs(": every change below mixes the machine with the code\n", f);
 	}
 }
@@ -340,6 +341,10 @@ static void json_pair(FILE *f, const ar_res_diff_pair_t *p, int first)
 	ar_esc_json(f, p->old ? p->old->host : NULL);
 	fputs(",\"new_host\":", f);
 	ar_esc_json(f, p->new ? p->new->host : NULL);
+	fputs(",\"old_machine\":", f);
+	ar_esc_json(f, p->old ? p->old->machine : NULL);
+	fputs(",\"new_machine\":", f);
+	ar_esc_json(f, p->new ? p->new->machine : NULL);
 	fprintf(f, ",\"same_host\":%s,\"cells\":[", p->old && p->new && !p->other_host ? "true" : "false");
 	for (size_t k = 0; k < p->ncells; k++)
 		json_cell(f, &p->cells[k], k == 0);
@@ -379,6 +384,7 @@ static void copy_trace_head(ar_res_trace_t *t, const ar_res_trace_t *src)
 	t->program = ar_res_strdup(src->program);
 	t->status = ar_res_strdup(src->status);
 	t->host = ar_res_strdup(src->host);
+	t->machine = ar_res_strdup(src->machine);
 	t->scenario = ar_res_strdup(src->scenario);
 	t->recorded_allocator = ar_res_strdup(src->recorded_allocator);
 	t->recorded_library = ar_res_strdup(src->recorded_library);

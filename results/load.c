@@ -1,6 +1,6 @@
 /*
  * load.c — the comparison read from a results database (docs/RESULTS.md):
- * one ar_res_trace_t per trace x host, in the order the trace was first
+ * one ar_res_trace_t per trace x machine, in the order the trace was first
  * replayed; in each, one ar_res_alloc_t per allocator (glibc first) whose
  * runs (run_summary) go through compare.c like allocreplay's own, its failed
  * runs with their reason, and its hardware counters (NULL values keep their
@@ -16,6 +16,16 @@
  * per-run timing, prediction and fidelity columns arrived with schema 5: an
  * older database (read-only here, so never migrated) loads with them NULL.
  *
+ * A machine is what every run stores of the one it ran on (runs.host,
+ * cpu_model, cpus, kernel, glibc_version: replayer/machine.c), compared
+ * byte for byte: runs of one trace on two machines (a job list spread over
+ * hosts, docs/DISTRIBUTED.md) are two comparisons, with a note on stderr,
+ * never one silently mixing them — unless the caller asks for
+ * across_machines, which pools every machine's runs of a trace (said too).
+ * The versions of the other allocators are per run (runs.allocator_version),
+ * not part of the machine: an allocator replayed at two versions on one
+ * machine is named in a note.
+ *
  * The database is opened read-only; nothing here writes.
  */
 #include <ctype.h>
@@ -26,7 +36,20 @@
 #include <strings.h>
 
 #include "ar_cli.h"
+#include "ar_escape.h"
 #include "ar_results.h"
+
+/* The machine a run ran on, as one value: SQL over runs aliased r. Fields
+ * joined by a unit separator, which no field of machine.c's holds. */
+#define MACHINE_KEY \
+	"(coalesce(r.host, '') || char(31) || coalesce(r.cpu_model, '') || char(31) ||" \
+	" coalesce(r.cpus, '') || char(31) || coalesce(r.kernel, '') || char(31) ||" \
+	" coalesce(r.glibc_version, ''))"
+/* The machine for people: "HOST (CPU, N CPUs, KERNEL, glibc V)". */
+#define MACHINE_TEXT \
+	"(coalesce(r.host, '(unknown host)') || ' (' || coalesce(r.cpu_model, 'unknown CPU') || ', ' ||" \
+	" coalesce(r.cpus, '?') || ' CPUs, ' || coalesce(r.kernel, 'unknown kernel') || ', glibc ' ||" \
+	" coalesce(r.glibc_version, '?') || ')')"
 
 static void complain(const char *path, const char *what, sqlite3 *db)
 {
@@ -73,12 +96,16 @@ static char *col_str(sqlite3_stmt *st, int i)
 	return d;
 }
 
-/* Bind ?1 and ?2 to the trace and host of run first, byte for byte (a
- * value with a NUL in it would not match once shown as \x00). */
-static void bind_trace_host(sqlite3 *db, sqlite3_stmt *st, int64_t first)
+/* Bind ?1 and ?2 to the trace and machine (MACHINE_KEY) of run first,
+ * byte for byte (a value with a NUL in it would not match once shown as
+ * \x00), and ?3 to across_machines (then ?2 does not matter). */
+static void bind_trace_host(const ar_res_set_t *rep, sqlite3_stmt *st, int64_t first)
 {
+	sqlite3 *db = rep->db;
 	sqlite3_stmt *k;
-	if (sqlite3_prepare_v2(db, "SELECT trace_sha256, host FROM runs WHERE run_id = ?1", -1, &k, NULL) != SQLITE_OK)
+	sqlite3_bind_int(st, 3, rep->across_machines);
+	if (sqlite3_prepare_v2(db, "SELECT trace_sha256, " MACHINE_KEY " FROM runs r WHERE run_id = ?1", -1, &k,
+			       NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(k, 1, first);
 	if (sqlite3_step(k) == SQLITE_ROW)
@@ -189,13 +216,13 @@ static int load_runs(ar_res_set_t *rep, ar_res_trace_t *t)
 		"       s.failed_allocs, %s, r.run_uuid, s.library_path, s.ops, s.wall_ns, %s,"
 		"       r.cpu_user_ns + r.cpu_sys_ns, r.peak_rss_bytes"
 		" FROM run_summary s JOIN runs r ON r.run_id = s.run_id"
-		" WHERE s.trace_sha256 = ?1 AND s.host IS ?2"
+		" WHERE s.trace_sha256 = ?1 AND (?3 OR " MACHINE_KEY " = ?2)"
 		" ORDER BY s.allocator <> 'glibc', s.run_id", v5, v5r);
 	sqlite3_stmt *st = prepare(rep->db, rep->path, sql);
 	free(sql);
 	if (!st)
 		return -1;
-	bind_trace_host(rep->db, st, t->db_first_run);
+	bind_trace_host(rep, st, t->db_first_run);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char *name = col_str(st, 1), *version = col_str(st, 2);
@@ -227,16 +254,16 @@ static int load_counters(ar_res_set_t *rep, ar_res_trace_t *t)
 		"SELECT allocator, name, value, reason FROM ("
 		" SELECT r.allocator, r.run_id, CASE WHEN c.source = 'sim' THEN 'sim.' || c.name ELSE c.name END"
 		"  AS name, c.value, c.reason FROM counters c JOIN runs r ON r.run_id = c.run_id"
-		"  WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok'"
+		"  WHERE r.trace_sha256 = ?1 AND (?3 OR " MACHINE_KEY " = ?2) AND r.status = 'ok'"
 		" UNION ALL SELECT r.allocator, r.run_id, 'access_pass_ns', r.access_pass_ns, NULL FROM runs r"
-		"  WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok' AND r.access_pass_ns IS NOT NULL)"
+		"  WHERE r.trace_sha256 = ?1 AND (?3 OR " MACHINE_KEY " = ?2) AND r.status = 'ok' AND r.access_pass_ns IS NOT NULL)"
 		" ORDER BY allocator, name, run_id" :
 		"SELECT r.allocator, c.name, c.value, c.reason FROM counters c JOIN runs r ON r.run_id = c.run_id"
-		" WHERE r.trace_sha256 = ?1 AND r.host IS ?2 AND r.status = 'ok'"
+		" WHERE r.trace_sha256 = ?1 AND (?3 OR " MACHINE_KEY " = ?2) AND r.status = 'ok'"
 		" ORDER BY r.allocator, c.name, r.run_id");
 	if (!st)
 		return -1;
-	bind_trace_host(rep->db, st, t->db_first_run);
+	bind_trace_host(rep, st, t->db_first_run);
 	double *vals = NULL;
 	size_t nv = 0, cap = 0;
 	ar_res_alloc_t *cur_a = NULL; /* rows come grouped by (allocator, counter) */
@@ -298,7 +325,7 @@ static int cmp_point(const void *a, const void *b)
 	return (x->threads > y->threads) - (x->threads < y->threads);
 }
 
-static int same_host(const char *a, const char *b)
+static int same_machine(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
 }
@@ -311,15 +338,15 @@ static void build_series(ar_res_set_t *rep)
 			continue;
 		int seen = 0;
 		for (size_t k = 0; k < rep->nseries; k++)
-			if (!strcmp(rep->series[k].scenario, t->scenario) && same_host(rep->series[k].host, t->host))
+			if (!strcmp(rep->series[k].scenario, t->scenario) && same_machine(rep->series[k].machine, t->machine))
 				seen = 1;
 		if (seen)
 			continue;
-		ar_res_series_t s = {ar_res_strdup(t->scenario), ar_res_strdup(t->host), 0,
+		ar_res_series_t s = {ar_res_strdup(t->scenario), ar_res_strdup(t->host), t->machine, 0,
 				     ar_res_xcalloc(rep->ntraces, sizeof(ar_res_trace_t *))};
 		for (size_t j = i; j < rep->ntraces; j++) {
 			const ar_res_trace_t *u = &rep->traces[j];
-			if (!u->scenario || strcmp(u->scenario, t->scenario) || !same_host(u->host, t->host))
+			if (!u->scenario || strcmp(u->scenario, t->scenario) || !same_machine(u->machine, t->machine))
 				continue;
 			int dup = 0; /* the first trace replayed at a thread count stands for it */
 			for (size_t k = 0; k < s.npoints; k++)
@@ -343,8 +370,67 @@ static void build_series(ar_res_set_t *rep)
 
 int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *usage)
 {
+	return ar_res_load_machines(rep, path, filter, 0, usage);
+}
+
+/* Say which traces have runs from more than one machine, and how they are
+ * compared (the rule at the top). */
+static void machine_notes(const ar_res_set_t *rep)
+{
+	for (size_t i = 0; i < rep->ntraces; i++) {
+		const ar_res_trace_t *t = &rep->traces[i];
+		size_t n = 0, first = i;
+		for (size_t k = 0; k < rep->ntraces; k++)
+			if (!strcmp(rep->traces[k].sha256, t->sha256) && !n++)
+				first = k;
+		if (rep->across_machines && t->nmachines > 1) {
+			fprintf(stderr, "%s: note: ", ar_cli_tool());
+			ar_esc_term(stderr, t->name);
+			fprintf(stderr, ": comparing runs from %d machines as one (--across-machines): a difference "
+				"may be the machines', not the allocators'\n", t->nmachines);
+		} else if (n > 1 && first == i) {
+			fprintf(stderr, "%s: note: ", ar_cli_tool());
+			ar_esc_term(stderr, t->name);
+			fprintf(stderr, ": runs from %zu machines, compared per machine (one comparison each, "
+				"never mixed); --across-machines compares them as one\n", n);
+		}
+	}
+}
+
+/* An allocator with runs of more than one version on one machine, named
+ * (the comparison pools them under its name). */
+static void version_notes(const ar_res_set_t *rep)
+{
+	sqlite3_stmt *st = prepare(rep->db, rep->path,
+		"SELECT t.name, r.allocator, group_concat(DISTINCT r.allocator_version)"
+		" FROM runs r JOIN traces t ON t.sha256 = r.trace_sha256"
+		" GROUP BY r.trace_sha256, r.allocator, CASE WHEN ?1 THEN '' ELSE " MACHINE_KEY " END"
+		" HAVING count(DISTINCT r.allocator_version) > 1");
+	if (!st)
+		return;
+	sqlite3_bind_int(st, 1, rep->across_machines);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char *name = col_str(st, 0), *alloc = col_str(st, 1), *versions = col_str(st, 2);
+		fprintf(stderr, "%s: note: ", ar_cli_tool());
+		ar_esc_term(stderr, name);
+		fputs(": ", stderr);
+		ar_esc_term(stderr, alloc);
+		fputs(" ran at versions ", stderr);
+		ar_esc_term(stderr, versions);
+		fputs(", compared as one allocator\n", stderr);
+		free(name);
+		free(alloc);
+		free(versions);
+	}
+	sqlite3_finalize(st);
+}
+
+int ar_res_load_machines(ar_res_set_t *rep, const char *path, const char *filter, int across_machines,
+			 int *usage)
+{
 	memset(rep, 0, sizeof *rep);
 	rep->path = path;
+	rep->across_machines = across_machines;
 	*usage = 0;
 	char err[768];
 	if (ar_res_db_open_readonly(path, &rep->db, err, sizeof err) != 0) {
@@ -355,7 +441,7 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 	int ok = sqlite3_prepare_v2(rep->db,
 				    "SELECT (SELECT count(*) FROM sqlite_master"
 				    "        WHERE name IN ('runs','traces','run_summary')),"
-				    "       (SELECT count(DISTINCT coalesce(host, '')) FROM runs)",
+				    "       (SELECT count(DISTINCT " MACHINE_KEY ") FROM runs r)",
 				    -1, &st, NULL) == SQLITE_OK &&
 		 sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 3;
 	rep->nhosts = ok ? sqlite3_column_int(st, 1) : 0;
@@ -367,9 +453,9 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 	char *sql = ar_res_strf(
 		"SELECT t.sha256, t.name, t.program, t.status, t.events, t.threads, t.calls, t.trace_allocs,"
 		"       t.peak_live_bytes, t.peak_live_blocks, t.cross_thread_deps, r.host, min(r.run_id) AS first,"
-		"       %s"
+		"       %s, " MACHINE_TEXT ", count(DISTINCT " MACHINE_KEY ")"
 		" FROM traces t JOIN runs r ON r.trace_sha256 = t.sha256"
-		" GROUP BY t.sha256, r.host ORDER BY first",
+		" GROUP BY t.sha256, CASE WHEN ?1 THEN '' ELSE " MACHINE_KEY " END ORDER BY first",
 		schema_version(rep->db) >= 5
 			? "t.recorded_allocator, t.recorded_allocator_library, t.recorded_allocator_version,"
 			  " t.recorded_reason, t.recorded_duration_ns, t.recorded_start_rss_bytes,"
@@ -380,6 +466,7 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 	free(sql);
 	if (!st)
 		return -1;
+	sqlite3_bind_int(st, 1, across_machines);
 	size_t cap = 0;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -419,6 +506,9 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 		t->recorded_rss_samples = col_num(st, 20);
 		t->recorded_cpu_ns = col_num(st, 21);
 		t->recorded_recorder_bytes = col_num(st, 22);
+		t->nmachines = sqlite3_column_int(st, 24);
+		t->machine = t->nmachines > 1 ? ar_res_strf("%d machines (--across-machines)", t->nmachines)
+					      : col_str(st, 23);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -440,6 +530,8 @@ int ar_res_load(ar_res_set_t *rep, const char *path, const char *filter, int *us
 		if (load_runs(rep, &rep->traces[i]) || load_counters(rep, &rep->traces[i]))
 			return -1;
 	build_series(rep);
+	machine_notes(rep);
+	version_notes(rep);
 	return 0;
 }
 

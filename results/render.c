@@ -222,9 +222,9 @@ static void trace_heading(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t
 	fprintf(f, "%" PRId64 " events, %" PRId64 " thread(s), %" PRId64 " calls, peak live %s, ", t->events,
 		t->threads, t->calls, ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes));
 	put_s(f, md, t->status);
-	if (rep->nhosts > 1) {
-		fputs(", host ", f);
-		put_s(f, md, t->host ? t->host : "(unknown)");
+	if (rep->nhosts > 1 || t->nmachines > 1) { /* several machines: say which (load.c) */
+		fputs(", machine ", f);
+		put_s(f, md, t->machine ? t->machine : "(unknown)");
 	}
 	if (t->program) {
 		fputs(md ? "; recorded as " : "\n  program: ", f);
@@ -603,6 +603,8 @@ void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 	ar_esc_json(f, t->program);
 	fputs(", \"host\": ", f);
 	ar_esc_json(f, t->host);
+	fputs(", \"machine\": ", f);
+	ar_esc_json(f, t->machine);
 	fputs(", \"status\": ", f);
 	ar_esc_json(f, t->status);
 	fputs(",\n   \"baseline\": ", f);

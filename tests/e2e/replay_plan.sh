@@ -77,6 +77,42 @@ else fail "comparisons differ: $(diff serial.shape merged.shape | head -10)"; fi
 expect_eq "ls.zst's baseline is the recorded glibc, in the merge too" \
 	"$(grep -c ' glibc$' merged.shape)" 1
 
+# ---- results from two machines are not silently compared ----
+# One job's database as if run elsewhere (runs.kernel is part of the
+# machine; the host name too): merged, the trace is two comparisons unless
+# --across-machines.
+dsha=$(q serial.db "SELECT sha256 FROM traces WHERE name = 'd.zst'")
+other=jobs/${dsha:0:16}-freelist.db
+cp "$other" other.db
+q other.db "UPDATE runs SET kernel = 'Linux 9.9-elsewhere'" || fail "editing other.db"
+"$AREP" merge mixed.db jobs/${dsha:0:16}-pool.db other.db >/dev/null 2>&1 || fail "merge mixed.db"
+"$AREP" --db mixed.db --format json >mixed.json 2>mixed.err || fail "allocreport mixed.db: $(cat mixed.err)"
+grep -q "d.zst: runs from 2 machines, compared per machine" mixed.err && ok "two machines: said on stderr" ||
+	fail "no note about two machines: $(cat mixed.err)"
+"$PY" - mixed.json <<'PY' && ok "two machines: two comparisons of d.zst, one allocator each, machines named" || fail "mixed.json per machine"
+import json, sys
+ts = json.load(open(sys.argv[1]))["traces"]
+assert len(ts) == 2 and ts[0]["sha256"] == ts[1]["sha256"], [(t["sha256"], t["machine"]) for t in ts]
+assert sorted(a["name"] for t in ts for a in t["allocators"]) == ["freelist", "pool"]
+assert "Linux 9.9-elsewhere" in ts[1]["machine"] and "Linux 9.9-elsewhere" not in ts[0]["machine"], ts[1]["machine"]
+PY
+"$AREP" --db mixed.db 2>/dev/null | grep -q "machine .*Linux 9.9-elsewhere" && ok "two machines: the table names the machine" || fail "table without the machine"
+"$AREP" --db mixed.db --across-machines --format json >across.json 2>across.err || fail "--across-machines: $(cat across.err)"
+grep -q "d.zst: comparing runs from 2 machines as one (--across-machines)" across.err && ok "--across-machines: said on stderr" ||
+	fail "--across-machines: no note: $(cat across.err)"
+"$PY" - across.json <<'PY' && ok "--across-machines: one comparison of d.zst with both allocators" || fail "across.json"
+import json, sys
+ts = json.load(open(sys.argv[1]))["traces"]
+assert len(ts) == 1 and sorted(a["name"] for a in ts[0]["allocators"]) == ["freelist", "pool"], ts
+assert ts[0]["machine"] == "2 machines (--across-machines)", ts[0]["machine"]
+PY
+"$AREP" --db merged.db --format json >/dev/null 2>one.err
+grep -q "machines" one.err && fail "one machine, yet a note: $(cat one.err)" || ok "one machine: no note"
+"$AREP" --db mixed.db --recommend >/dev/null 2>&1 || fail "--recommend on mixed.db"
+"$AREP" diff "$other" other.db >diff.txt 2>diff.err
+grep -q "DIFFERENT MACHINES: OLD ran on .*, NEW on .*Linux 9.9-elsewhere" diff.txt && grep -q "Linux 9.9-elsewhere" diff.err &&
+	ok "diff: the same trace on another machine is said (table and stderr)" || fail "diff: $(head -5 diff.txt diff.err)"
+
 # ---- --plan-format json ----
 "$AR" --plan "${MATRIX[@]}" --db-dir jobs --plan-format json >jobs.json 2>/dev/null || fail "--plan-format json"
 "$PY" - jobs.json jobs.txt <<'PY' && ok "--plan-format json: 5 objects, fields and argv = the shell plan's commands" || fail "--plan-format json"
