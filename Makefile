@@ -202,6 +202,14 @@ torture: test-build $(RUN_DEPS_STAMP) $(TEST_DEPS_STAMP)
 	  tests/run.sh -- $(filter tests/e2e/torture_%,$(E2E_TESTS)); rc=$$?; \
 	  grep -h '^tally ' $(BUILD)/test-logs/e2e_torture_*.log; exit $$rc
 
+# Optional, root only: a private single-node Slurm (Debian's slurmctld, slurmd,
+# slurm-client; auth/none, its own slurm.conf in a temp dir) runs the job
+# array of allocreplay --plan --plan-format slurm for real (docs/DISTRIBUTED.md).
+# Skips (77) without root or the packages; not part of `make test`.
+.PHONY: test-slurm
+test-slurm: test-build $(RUN_DEPS_STAMP)
+	$(Q)ALLOCRR_BUILD=$(BUILD) tests/run.sh -- tests/slurm/replay_slurm.sh
+
 # ---- demo, bench, install, clean ------------------------------------------------------
 .PHONY: demo
 demo: all $(RUN_DEPS_STAMP)
