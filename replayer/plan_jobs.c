@@ -41,7 +41,8 @@ typedef struct job {
 	char db[4096 + 160];
 	char *argv[JOB_MAX_ARGS + 1];
 	int argc;
-	char own[NCARRIED + 8][4096 + 64]; /* the argv strings built here */
+	char own[NCARRIED + AR_ROUTE_MAX_RULES][4096 + 64]; /* the argv strings built here: one per
+							     * carried variable and per rule */
 	int nown;
 } job_t;
 
@@ -82,20 +83,20 @@ static void put_command(FILE *f, const job_t *j)
 	}
 }
 
-/* A string built for job j, kept in it; NULL when j has no room left. */
+/* A string built for job j, kept in it: room for every carried variable
+ * and every rule route.c accepts (AR_ROUTE_MAX_RULES). */
 static char *own(job_t *j, const char *fmt, const char *a, const char *b)
 {
-	if (j->nown == (int)(sizeof j->own / sizeof j->own[0]))
-		return NULL;
 	char *s = j->own[j->nown++];
 	snprintf(s, sizeof j->own[0], fmt, a, b);
 	return s;
 }
 
+/* JOB_MAX_ARGS holds the fixed options, the carried variables and two
+ * words per rule. */
 static void arg(job_t *j, char *s)
 {
-	if (j->argc < JOB_MAX_ARGS && s)
-		j->argv[j->argc++] = s;
+	j->argv[j->argc++] = s;
 	j->argv[j->argc] = NULL;
 }
 

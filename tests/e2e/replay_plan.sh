@@ -138,6 +138,16 @@ argv = shlex.split(open(sys.argv[1]).read())
 assert argv[argv.index("--db") + 1].startswith("it's here/"), argv
 PY
 
+# ---- --route travels with the job: the same routed runs as serially ----
+ROUTED=(d.zst -a glibc --repeat 1 --route pool:size=64 --route arena:size=100-200)
+"$AR" "${ROUTED[@]}" -q --db rserial.db >/dev/null 2>&1 || fail "serial --route"
+mkdir rj && "$AR" --plan "${ROUTED[@]}" --db-dir rj >rj.txt 2>/dev/null && bash rj.txt >/dev/null 2>rj.err ||
+	fail "--route job: $(cat rj.err)"
+rq() { q "$1" "SELECT allocator, repetition, status, ops, options FROM runs ORDER BY 1, 2"; }
+[ -n "$(rq rserial.db)" ] && [ "$(rq rserial.db)" = "$(rq rj/*.db)" ] &&
+	ok "--route: the job's runs (names, options) = the serial run's: $(rq rj/*.db | cut -d'|' -f1 | tr '\n' ' ')" ||
+	fail "--route: serial '$(rq rserial.db)' vs job '$(rq rj/*.db)'"
+
 # ---- --plan-format slurm: a job-array script, task k runs job k ----
 "$AR" --plan d.zst -a pool,freelist --repeat 1 --db-dir sl --plan-format slurm >array.sh 2>/dev/null || fail "--plan-format slurm"
 "$AR" --plan d.zst -a pool,freelist --repeat 1 --db-dir sl >array.txt 2>/dev/null
