@@ -113,6 +113,13 @@ grep -q "machines" one.err && fail "one machine, yet a note: $(cat one.err)" || 
 grep -q "DIFFERENT MACHINES: OLD ran on .*, NEW on .*Linux 9.9-elsewhere" diff.txt && grep -q "Linux 9.9-elsewhere" diff.err &&
 	ok "diff: the same trace on another machine is said (table and stderr)" || fail "diff: $(head -5 diff.txt diff.err)"
 
+# An allocator at two versions on one machine: compared as one, said so.
+cp merged.db versions.db
+q versions.db "UPDATE runs SET allocator_version = '0.0-other' WHERE run_id = (SELECT min(run_id) FROM runs WHERE allocator = 'pool')"
+"$AREP" --db versions.db >/dev/null 2>versions.err
+grep -q ": pool ran at versions .*0.0-other.*, compared as one allocator" versions.err &&
+	ok "an allocator at two versions: said on stderr" || fail "no note about versions: $(cat versions.err)"
+
 # ---- --plan-format json ----
 "$AR" --plan "${MATRIX[@]}" --db-dir jobs --plan-format json >jobs.json 2>/dev/null || fail "--plan-format json"
 "$PY" - jobs.json jobs.txt <<'PY' && ok "--plan-format json: 5 objects, fields and argv = the shell plan's commands" || fail "--plan-format json"
