@@ -564,7 +564,6 @@ typedef struct ar_liveset {
 	__int128 peak_window; /* highest live_exact - preexisting_exact so far */
 	ar_live_t *tab; /* open addressing on ptr, 0 = empty; backward-shift deletion */
 	uint64_t cap;
-	unsigned shift;
 	ar_live_pending_t *pending; /* a min-heap on seq2 */
 	uint64_t pending_cap;
 	ar_live_released_fn *released;
