@@ -610,11 +610,6 @@ int ar_event_releases_input(const ar_event_t *e);
  * reallocarray, 2^64-1 when that overflows; 0 for free). */
 uint64_t ar_event_request_bytes(const ar_event_t *e);
 
-/* ---- identity ------------------------------------------------------------- */
-/* The lowercase hex SHA-256 of the file at path into out[65]: the key under
- * which results and corpora name a trace. 0, or -1 with errno set. */
-int ar_trace_sha256(const char *path, char out[65]);
-
 #ifdef __cplusplus
 }
 #endif
