@@ -10,7 +10,7 @@ FUZZ_TARGETS := reader blocks alloctrace compile import
 # alloctrace: the subcommands that read a trace (alloctrace.h), not main()
 # nor gen and corpus, which write files; the symboliser is linked but off.
 FUZZ_SRCS_alloctrace := $(addprefix analysis/,cmd_common.c cmd_info.c cmd_verify.c cmd_dump.c \
-	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c) common/cli.c common/escape.c common/trace_id.c
+	cmd_stats.c cmd_stacks.c livemap.c heapstats.c symbolize.c) common/cli.c common/escape.c common/trace_id.c common/numfmt.c
 FUZZ_INC_alloctrace := -Ianalysis
 FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++ -lcrypto
 # import: the importers' parsers and sink (alloctrace import), not the command.

@@ -1,15 +1,18 @@
 /*
  * test_common.c — common/: the CPU feature decision (ar_cpu.h) on the
- * cpuinfo texts and CPUID answers of the machines we met, and the "-"
- * convention of ar_cli.h.
+ * cpuinfo texts and CPUID answers of the machines we met, the "-"
+ * convention of ar_cli.h, and the byte formatter (ar_numfmt.h) in both of
+ * its forms.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "ar_cli.h"
 #include "ar_cpu.h"
+#include "ar_numfmt.h"
 #include "testing.h"
 
 #define ALL (AR_CPU_TSC | AR_CPU_INVARIANT_TSC | AR_CPU_RDTSCP)
@@ -101,6 +104,37 @@ static void test_bad_option_is_usage(void)
 	EXPECT(ar_cli_error("p", "x") == AR_EXIT_RUNTIME);
 }
 
+static void test_tsc_is_time(void)
+{
+	EXPECT(ar_cpu_tsc_is_time(AR_CPU_TSC | AR_CPU_INVARIANT_TSC));
+	EXPECT(ar_cpu_tsc_is_time(ALL));
+	EXPECT(!ar_cpu_tsc_is_time(AR_CPU_TSC | AR_CPU_RDTSCP));
+	EXPECT(!ar_cpu_tsc_is_time(AR_CPU_INVARIANT_TSC));
+	EXPECT(ar_cpu_tsc_is_time(ar_cpu_tsc_features_from(epyc_vm, ALL)));
+}
+
+static void test_bytes(void)
+{
+	char b[32];
+	/* allocreport's form: a whole number of a unit has no decimal */
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 0, 0), "0 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1023, 0), "1023 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1024, 0), "1 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1536, 0), "1.5 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 3 << 20, 0), "3 MiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, -2048, 0), "-2 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1125899906842624.0, 0), "1024 TiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, NAN, 0), "-");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, INFINITY, 0), "inf TiB");
+	/* alloctrace stats's form: one decimal above bytes */
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1023, AR_FMT_ONE_DECIMAL), "1023 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1024, AR_FMT_ONE_DECIMAL), "1.0 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 3 << 20, AR_FMT_ONE_DECIMAL), "3.0 MiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 18446744073709551615.0, AR_FMT_ONE_DECIMAL), "16777216.0 TiB");
+	/* a short buffer is cut, still a string */
+	EXPECT_STR(ar_fmt_bytes(b, 4, 1536, 0), "1.5");
+}
+
 int main(void)
 {
 	RUN(test_hidden_rdtscp);
@@ -110,5 +144,7 @@ int main(void)
 	RUN(test_this_machine);
 	RUN(test_dash_is_stdout);
 	RUN(test_bad_option_is_usage);
+	RUN(test_tsc_is_time);
+	RUN(test_bytes);
 	return TEST_END();
 }
