@@ -2,7 +2,8 @@
  * test_common.c — common/: the CPU feature decision (ar_cpu.h) on the
  * cpuinfo texts and CPUID answers of the machines we met, the "-"
  * convention of ar_cli.h, and the byte formatter (ar_numfmt.h) in both of
- * its forms.
+ * its forms, sizes (ar_size.h, with the command lines' and the tunables'
+ * spellings) and durations.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "ar_cli.h"
 #include "ar_cpu.h"
 #include "ar_numfmt.h"
+#include "ar_size.h"
 #include "testing.h"
 
 #define ALL (AR_CPU_TSC | AR_CPU_INVARIANT_TSC | AR_CPU_RDTSCP)
@@ -135,6 +137,35 @@ static void test_bytes(void)
 	EXPECT_STR(ar_fmt_bytes(b, 4, 1536, 0), "1.5");
 }
 
+static void test_sizes_and_seconds(void)
+{
+	unsigned long long v = 0;
+	/* command lines: T and a bare B, no hex */
+	EXPECT(ar_cli_parse_size("4G", &v) == 0 && v == 4ull << 30);
+	EXPECT(ar_cli_parse_size("512MiB", &v) == 0 && v == 512ull << 20);
+	EXPECT(ar_cli_parse_size("2T", &v) == 0 && v == 2ull << 40);
+	EXPECT(ar_cli_parse_size("4096B", &v) == 0 && v == 4096);
+	EXPECT(ar_cli_parse_size("0x10", &v) == -1);
+	EXPECT(ar_cli_parse_size("16777216T", &v) == -1); /* 2^64 */
+	EXPECT(ar_cli_parse_size("", &v) == -1);
+	/* tunables: hex, k/m/g only, B only after a unit */
+	EXPECT(ar_parse_size("0x10k", AR_SIZE_HEX, &v) == 0 && v == 16ull << 10);
+	EXPECT(ar_parse_size("64kb", AR_SIZE_HEX, &v) == 0 && v == 64ull << 10);
+	EXPECT(ar_parse_size("2T", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("4096B", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("0x", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("18446744073709551616", AR_SIZE_HEX, &v) == -1);
+	/* seconds */
+	EXPECT(ar_cli_parse_seconds("2.5", &v) == 0 && v == 2500000000ull);
+	EXPECT(ar_cli_parse_seconds("1e-3", &v) == 0 && v == 1000000ull);
+	EXPECT(ar_cli_parse_seconds("0", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("1e-10", &v) == -1); /* 0 ns */
+	EXPECT(ar_cli_parse_seconds(" 5", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("5s", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("nan", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("31708800", &v) == -1); /* 367 days */
+}
+
 int main(void)
 {
 	RUN(test_hidden_rdtscp);
@@ -146,5 +177,6 @@ int main(void)
 	RUN(test_bad_option_is_usage);
 	RUN(test_tsc_is_time);
 	RUN(test_bytes);
+	RUN(test_sizes_and_seconds);
 	return TEST_END();
 }
