@@ -32,12 +32,10 @@ AR_HASH_DEFINE_GROW(site_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
 AR_HASH_DEFINE(size_tab, ar_hs_size_t, SIZE_EMPTY, SIZE_KEY, ar_hash_fib)
 AR_HASH_DEFINE_GROW(size_tab, ar_hs_size_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
-static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
+/* The thread of index when it is not the last one seen: looked up, or
+ * added. Out of line, so the common case below stays small. */
+static __attribute__((noinline)) ar_hs_thread_t *thread_lookup(ar_heapstats_t *s, uint32_t index)
 {
-	/* An event's thread is usually the last one seen. */
-	uint32_t last = s->last_thread;
-	if (last < s->nthreads && s->threads[last].index == index)
-		return &s->threads[last];
 	uint64_t h = thread_idx_find(s->thread_hash, s->thread_hash_cap - 1, s, index);
 	if (h != AR_HASH_ABSENT)
 		return &s->threads[s->last_thread = s->thread_hash[h] - 1];
@@ -57,6 +55,15 @@ static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
 	s->last_thread = s->nthreads++;
 	s->thread_hash[thread_idx_pos(s->thread_hash, s->thread_hash_cap - 1, s, index)] = s->nthreads;
 	return t;
+}
+
+static inline ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
+{
+	/* An event's thread is usually the last one seen. */
+	uint32_t last = s->last_thread;
+	if (last < s->nthreads && s->threads[last].index == index)
+		return &s->threads[last];
+	return thread_lookup(s, index);
 }
 
 /* The site of a stack id seen before, or NULL. */

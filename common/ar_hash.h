@@ -11,7 +11,9 @@
  * The table is not thread-safe: the caller holds whatever lock it needs.
  *
  * Invariants the generated functions keep:
- *   - linear probing from HASH(key) & mask, at most half full (the caller
+ *   - linear probing from the top log2(cap) bits of HASH(key) (Fibonacci
+ *     hashing: a product's high bits depend on every bit of the key), at
+ *     most half full (the caller
  *     grows before an insert that would pass that; ar_hash_needs_room), so
  *     every probe ends at an empty entry;
  *   - an entry is empty when EMPTY(e) is true, and an emptied entry is all
@@ -27,7 +29,7 @@
  * EMPTY(e) true when the entry at e is empty; KEY(ctx, e) the uint64_t key of
  * the non-empty entry at e (ctx is the caller's pointer, passed through, for
  * tables whose entries are indices into the caller's own arrays); HASH(k) a
- * uint64_t whose low bits are well mixed (ar_hash_fib, ar_hash_mix32). It
+ * uint64_t whose high bits are well mixed (ar_hash_fib, ar_hash_mix32). It
  * defines, all static inline:
  *
  *   uint64_t NAME_pos(const ENTRY *tab, uint64_t mask, const void *ctx, uint64_t key)
@@ -40,7 +42,7 @@
  *       Place every entry of from (from_cap entries; from may be NULL when 0)
  *       into the zeroed table to, which has room for them all.
  *
- * mask is cap - 1. Where growing is always the same, a second macro
+ * mask is cap - 1, and cap at least 2. Where growing is always the same, a second macro
  *
  *   AR_HASH_DEFINE_GROW(NAME, ENTRY, ALLOC, FREE)
  *
@@ -62,16 +64,16 @@
 
 #define AR_HASH_ABSENT UINT64_MAX
 
-/* Fibonacci hashing: the product's high half, so the low bits the table
- * uses depend on every bit of k (aligned addresses and sizes vary only in
- * their upper bits). */
+/* Fibonacci hashing: k times 2^64 / golden ratio; the table takes the
+ * product's high bits, which depend on every bit of k (aligned addresses and
+ * sizes differ in their upper bits only). */
 static inline uint64_t ar_hash_fib(uint64_t k)
 {
-	return (k * 0x9E3779B97F4A7C15ull) >> 32;
+	return k * 0x9E3779B97F4A7C15ull;
 }
 
-/* A full-avalanche mix of a 32-bit key (for small dense keys such as thread
- * indices and stack ids). */
+/* A full-avalanche mix of a 32-bit key (small dense keys such as thread
+ * indices and stack ids), in the high half. */
 static inline uint64_t ar_hash_mix32(uint64_t k)
 {
 	uint32_t x = (uint32_t)k;
@@ -79,7 +81,15 @@ static inline uint64_t ar_hash_mix32(uint64_t k)
 	x *= 0x7feb352dU;
 	x ^= x >> 15;
 	x *= 0x846ca68bU;
-	return x ^ (x >> 16);
+	x ^= x >> 16;
+	return (uint64_t)x << 32 | x;
+}
+
+/* The home position of hash h in a table of mask + 1 (>= 2) entries: its
+ * top log2(mask + 1) bits. */
+static inline uint64_t ar_hash_home(uint64_t h, uint64_t mask)
+{
+	return h >> __builtin_clzll(mask);
 }
 
 /* True when a table of cap entries (0 = none yet) holding len must grow
@@ -101,7 +111,7 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 								   const void *ctx, uint64_t key)           \
 	{                                                                                                    \
 		(void)ctx;                                                                                   \
-		uint64_t i = (HASH(key)) & mask;                                                             \
+		uint64_t i = ar_hash_home(HASH(key), mask);                                                             \
 		while (!(EMPTY(&tab[i])) && (KEY(ctx, &tab[i])) != key)                                      \
 			i = (i + 1) & mask;                                                                  \
 		return i;                                                                                    \
@@ -119,7 +129,7 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 	{                                                                                                    \
 		(void)ctx;                                                                                   \
 		for (uint64_t j = (i + 1) & mask; !(EMPTY(&tab[j])); j = (j + 1) & mask) {                   \
-			uint64_t h = (HASH(KEY(ctx, &tab[j]))) & mask;                                       \
+			uint64_t h = ar_hash_home(HASH(KEY(ctx, &tab[j])), mask);                                       \
 			/* j's entry may fill the hole unless its home lies cyclically in (i, j] */          \
 			int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);                        \
 			if (!stays) {                                                                        \
@@ -136,7 +146,7 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 		for (uint64_t i = 0; i < from_cap; i++) {                                                    \
 			if (EMPTY(&from[i]))                                                                 \
 				continue;                                                                    \
-			uint64_t j = (HASH(KEY(ctx, &from[i]))) & to_mask;                                   \
+			uint64_t j = ar_hash_home(HASH(KEY(ctx, &from[i])), to_mask);                                   \
 			while (!(EMPTY(&to[j])))                                                             \
 				j = (j + 1) & to_mask;                                                       \
 			to[j] = from[i];                                                                     \

@@ -161,10 +161,11 @@ typedef struct shard {
 
 static shard_t shards[SHARDS];
 
+/* The product's top 6 bits pick the shard (shard_of), the next ones the
+ * position in the shard's table (ar_hash.h takes the high bits). */
 static inline uint64_t hash(uintptr_t key)
 {
-	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	return ((uint64_t)key * 0x9e3779b97f4a7c15ull) << 6;
 }
 
 static inline shard_t *shard_of(uintptr_t key)
@@ -172,9 +173,6 @@ static inline shard_t *shard_of(uintptr_t key)
 	return &shards[(uint64_t)key * 0x9e3779b97f4a7c15ull >> 58];
 }
 
-/* The home position comes from h ^ h >> 29, not from the product's top
- * bits alone: those pick the shard (shard_of), so within a shard they are
- * the same. */
 #define ENTRY_EMPTY(e) ((e)->key == 0)
 #define ENTRY_KEY(ctx, e) ((e)->key)
 #define MAP_FREE(p, bytes) ar_os_unmap((p), (bytes))

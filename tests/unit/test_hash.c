@@ -42,7 +42,7 @@ AR_HASH_DEFINE_GROW(ent, ent_t, count_alloc, count_free)
 static inline uint64_t same_home(uint64_t k)
 {
 	(void)k;
-	return 14;
+	return (uint64_t)14 << 60; /* position 14 of 16: the top 4 bits */
 }
 AR_HASH_DEFINE(clump, ent_t, ENT_EMPTY, ENT_KEY, same_home)
 
