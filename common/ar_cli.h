@@ -70,6 +70,11 @@ int ar_cli_is_stdio(const char *path);
  * size or overflows 64 bits. (cli_size.c) */
 int ar_cli_parse_size(const char *s, unsigned long long *out);
 
+/* A duration in seconds as a user writes it ("2.5", "1e-3"), into *ns in
+ * nanoseconds: above 0 and at most 366 days, nothing after the number, no
+ * leading space. 0, or -1 when s is not such a duration. (cli_size.c) */
+int ar_cli_parse_seconds(const char *s, unsigned long long *ns);
+
 /* Open path for writing as fopen(path, mode) would, "-" being stdout.
  * Returns NULL with errno set on failure. Close with ar_cli_close_output. */
 FILE *ar_cli_open_output(const char *path, const char *mode);

@@ -153,19 +153,6 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
-static int parse_duration(const char *s, unsigned long long *ns)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 366.0 * 86400.0 || s[0] == ' ')
-		return -1;
-	*ns = (unsigned long long)(v * 1e9);
-	if (*ns == 0)
-		return -1;
-	return 0;
-}
-
 enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
        OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP };
 
@@ -215,7 +202,7 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 							  "or G suffix (e.g. 64M), not '%s'", optarg);
 			break;
 		case OPT_DURATION:
-			if (parse_duration(optarg, &o->duration_ns) != 0)
+			if (ar_cli_parse_seconds(optarg, &o->duration_ns) != 0)
 				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
 							  "or 30), not '%s'", optarg);
 			break;
