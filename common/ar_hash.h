@@ -42,11 +42,25 @@
  *       Place every entry of from (from_cap entries; from may be NULL when 0)
  *       into the zeroed table to, which has room for them all.
  *
- * mask is cap - 1, and cap at least 2. Where growing is always the same, a second macro
+ * mask is cap - 1, and cap at least 2.
+ *
+ * A key that is not one uint64_t (a string, a pair of a parent node and a
+ * name) is compared, not read back: the table is then made by
+ *
+ *   AR_HASH_DEFINE_KEYED(NAME, ENTRY, EMPTY, KEY_T, HASH_KEY, HASH_ENTRY, HOLDS)
+ *
+ * with the same functions, their key parameter of type KEY_T (a pointer to
+ * the caller's key struct, say); HASH_KEY(key) the hash of a key (high bits
+ * well mixed), HASH_ENTRY(ctx, e) the hash of the key of the non-empty
+ * entry at e (equal to HASH_KEY of that key), HOLDS(ctx, e, key) true when
+ * the non-empty entry at e holds key. AR_HASH_DEFINE is this with KEY_T
+ * uint64_t, HASH_ENTRY HASH(KEY(ctx, e)) and HOLDS KEY(ctx, e) == key.
+ *
+ * Where growing is always the same, a second macro
  *
  *   AR_HASH_DEFINE_GROW(NAME, ENTRY, ALLOC, FREE)
  *
- * (after AR_HASH_DEFINE of the same NAME) adds
+ * (after AR_HASH_DEFINE or AR_HASH_DEFINE_KEYED of the same NAME) adds
  *
  *   int NAME_reserve(ENTRY **tab, uint64_t *cap, uint64_t len, uint64_t first, const void *ctx)
  *       Room for one more entry in a table holding len: when it is half
@@ -107,17 +121,30 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 }
 
 #define AR_HASH_DEFINE(NAME, ENTRY, EMPTY, KEY, HASH)                                                        \
-	static inline __attribute__((unused)) uint64_t NAME##_pos(const ENTRY *tab, uint64_t mask,           \
-								   const void *ctx, uint64_t key)           \
+	static inline __attribute__((unused)) uint64_t NAME##_hash_of(const void *ctx, const ENTRY *e)       \
 	{                                                                                                    \
 		(void)ctx;                                                                                   \
-		uint64_t i = ar_hash_home(HASH(key), mask);                                                             \
-		while (!(EMPTY(&tab[i])) && (KEY(ctx, &tab[i])) != key)                                      \
+		return HASH(KEY(ctx, e));                                                                    \
+	}                                                                                                    \
+	static inline __attribute__((unused)) int NAME##_holds(const void *ctx, const ENTRY *e, uint64_t key) \
+	{                                                                                                    \
+		(void)ctx;                                                                                   \
+		return (KEY(ctx, e)) == key;                                                                 \
+	}                                                                                                    \
+	AR_HASH_DEFINE_KEYED(NAME, ENTRY, EMPTY, uint64_t, HASH, NAME##_hash_of, NAME##_holds)
+
+#define AR_HASH_DEFINE_KEYED(NAME, ENTRY, EMPTY, KEY_T, HASH_KEY, HASH_ENTRY, HOLDS)                        \
+	static inline __attribute__((unused)) uint64_t NAME##_pos(const ENTRY *tab, uint64_t mask,           \
+								   const void *ctx, KEY_T key)              \
+	{                                                                                                    \
+		(void)ctx;                                                                                   \
+		uint64_t i = ar_hash_home(HASH_KEY(key), mask);                                              \
+		while (!(EMPTY(&tab[i])) && !(HOLDS(ctx, &tab[i], key)))                                     \
 			i = (i + 1) & mask;                                                                  \
 		return i;                                                                                    \
 	}                                                                                                    \
 	static inline __attribute__((unused)) uint64_t NAME##_find(const ENTRY *tab, uint64_t mask,          \
-								    const void *ctx, uint64_t key)          \
+								    const void *ctx, KEY_T key)             \
 	{                                                                                                    \
 		if (!tab)                                                                                    \
 			return AR_HASH_ABSENT;                                                               \
@@ -129,7 +156,7 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 	{                                                                                                    \
 		(void)ctx;                                                                                   \
 		for (uint64_t j = (i + 1) & mask; !(EMPTY(&tab[j])); j = (j + 1) & mask) {                   \
-			uint64_t h = ar_hash_home(HASH(KEY(ctx, &tab[j])), mask);                                       \
+			uint64_t h = ar_hash_home(HASH_ENTRY(ctx, &tab[j]), mask);                           \
 			/* j's entry may fill the hole unless its home lies cyclically in (i, j] */          \
 			int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);                        \
 			if (!stays) {                                                                        \
@@ -146,7 +173,7 @@ static inline uint64_t ar_hash_grown_cap(uint64_t cap, uint64_t first)
 		for (uint64_t i = 0; i < from_cap; i++) {                                                    \
 			if (EMPTY(&from[i]))                                                                 \
 				continue;                                                                    \
-			uint64_t j = ar_hash_home(HASH(KEY(ctx, &from[i])), to_mask);                                   \
+			uint64_t j = ar_hash_home(HASH_ENTRY(ctx, &from[i]), to_mask);                       \
 			while (!(EMPTY(&to[j])))                                                             \
 				j = (j + 1) & to_mask;                                                       \
 			to[j] = from[i];                                                                     \

@@ -4,10 +4,14 @@
  * tiny first size through storage this test hands out and counts; then
  * removal across the end of the array (probe runs that wrap), with a hash
  * that sends every key to the last positions; then an index table whose
- * keys live in the caller's array (ctx).
+ * keys live in the caller's array (ctx); then the keyed form, on string
+ * keys compared through the caller's array, with a hash weak enough that
+ * different keys share a home.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ar_hash.h"
 #include "testing.h"
@@ -174,6 +178,51 @@ static void test_index_table(void)
 	free(tab);
 }
 
+/* Keyed form: entries are positions + 1 into words[], compared by string. */
+static char words[600][8];
+static inline uint64_t word_hash(const char *w)
+{
+	return ar_hash_fib(strlen(w)); /* weak on purpose: every word of a length shares a home */
+}
+static inline uint64_t word_entry_hash(const void *ctx, const uint32_t *e)
+{
+	return word_hash(((const char (*)[8])ctx)[*e - 1]);
+}
+static inline int word_is(const void *ctx, const uint32_t *e, const char *w)
+{
+	return strcmp(((const char (*)[8])ctx)[*e - 1], w) == 0;
+}
+AR_HASH_DEFINE_KEYED(word, uint32_t, IDX_EMPTY, const char *, word_hash, word_entry_hash, word_is)
+AR_HASH_DEFINE_GROW(word, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+
+static void test_keyed(void)
+{
+	uint32_t *tab = NULL;
+	uint64_t cap = 0;
+	for (uint32_t n = 0; n < 600; n++) {
+		snprintf(words[n], sizeof words[n], "w%u", n * 37u);
+		EXPECT(word_reserve(&tab, &cap, n, 4, words) == 0);
+		uint64_t i = word_pos(tab, cap - 1, words, words[n]);
+		EXPECT(tab[i] == 0);
+		tab[i] = n + 1;
+	}
+	char probe[8];
+	for (uint32_t n = 0; n < 600; n++) {
+		snprintf(probe, sizeof probe, "w%u", n * 37u); /* another copy: found by content */
+		uint64_t i = word_find(tab, cap - 1, words, probe);
+		EXPECT(i != AR_HASH_ABSENT && tab[i] == n + 1);
+	}
+	EXPECT(word_find(tab, cap - 1, words, "w1") == AR_HASH_ABSENT);
+	/* remove every other word: the rest stay findable */
+	for (uint32_t n = 0; n < 600; n += 2)
+		word_remove_at(tab, cap - 1, words, word_find(tab, cap - 1, words, words[n]));
+	for (uint32_t n = 0; n < 600; n++) {
+		uint64_t i = word_find(tab, cap - 1, words, words[n]);
+		EXPECT(n % 2 ? i != AR_HASH_ABSENT && tab[i] == n + 1 : i == AR_HASH_ABSENT);
+	}
+	free(tab);
+}
+
 static void test_sizes(void)
 {
 	EXPECT(ar_hash_needs_room(0, 0));
@@ -189,6 +238,7 @@ int main(void)
 	RUN(test_against_model);
 	RUN(test_wrapping_runs);
 	RUN(test_index_table);
+	RUN(test_keyed);
 	RUN(test_sizes);
 	return TEST_END();
 }
