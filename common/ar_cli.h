@@ -18,10 +18,18 @@
 #ifndef AR_CLI_H
 #define AR_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #ifndef ALLOCRR_VERSION
 #define ALLOCRR_VERSION "unknown" /* the Makefile passes the real one */
+/* The directory of the running executable (/proc/self/exe without its
+ * last component, no slash at the end) into dir[0..cap): where a tool finds
+ * its neighbours (allocreplay's worker and alloctrace, allocrec's shim) in
+ * the build tree and in an installed one alike. 0, or -1 when
+ * /proc/self/exe is unreadable or its path does not fit in cap. */
+int ar_cli_exe_dir(char *dir, size_t cap);
+
 #endif
 
 /* Exit statuses of every tool (README, "Exit status"): 0 all done; 1 a
@@ -83,5 +91,12 @@ FILE *ar_cli_open_output(const char *path, const char *mode);
  * closed). Returns 0, or -1 with errno set when the data did not reach the
  * file (full disk, closed pipe): the caller reports it, naming path. */
 int ar_cli_close_output(FILE *f);
+
+/* The directory of the running executable (/proc/self/exe without its
+ * last component, no slash at the end) into dir[0..cap): where a tool finds
+ * its neighbours (allocreplay's worker and alloctrace, allocrec's shim) in
+ * the build tree and in an installed one alike. 0, or -1 when
+ * /proc/self/exe is unreadable or its path does not fit in cap. */
+int ar_cli_exe_dir(char *dir, size_t cap);
 
 #endif

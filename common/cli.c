@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_cli.h"
 #include "ar_escape.h"
@@ -125,4 +126,19 @@ int ar_cli_close_output(FILE *f)
 	if (bad && rc == 0)
 		errno = EIO;
 	return bad || rc != 0 ? -1 : 0;
+}
+
+int ar_cli_exe_dir(char *dir, size_t cap)
+{
+	if (cap < 2)
+		return -1;
+	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
+	if (n <= 0 || (size_t)n >= cap - 1) /* cap - 1 bytes read: perhaps cut short */
+		return -1;
+	dir[n] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
 }

@@ -268,11 +268,8 @@ static int find_shim(char *out, size_t cap)
 			return 0;
 		return ar_cli_error(env, "%s (ALLOCRR_SHIM names the recorder's liballocrr-rec.so)", strerror(errno));
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *dir = dirname(exe);
+	char dir[PATH_MAX];
+	if (ar_cli_exe_dir(dir, sizeof dir) == 0) {
 		const char *cands[] = {"%s/../lib/liballocrr-rec.so", "%s/../lib/allocrr/liballocrr-rec.so"};
 		for (size_t i = 0; i < 2; i++) {
 			char p[PATH_MAX + 64];

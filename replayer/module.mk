@@ -66,11 +66,11 @@ $(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_comp
 # --route's rules and map (replayer/route.c): linked with the compiler to make workloads.
 $(BUILD)/obj/replayer/tests/test_replay_route.o: CFLAGS_OUR += -Iallocators
 $(BUILD)/tests/test_replay_route: $(BUILD)/obj/replayer/tests/test_replay_route.o \
-		$(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(TRACE_LIB)
+		$(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
-	  $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
+	  $(COMMON_LIB) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
 # xthread: producer/consumer with cross-thread frees, recorded by allocrec.
