@@ -62,6 +62,13 @@ int ar_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * user wrote it, and the --help hint. Returns AR_EXIT_USAGE. */
 int ar_cli_bad_option(int c, char *const argv[]);
 
+/* What every tool does with a getopt_long result c that is none of its own
+ * options, so they all answer alike: 'h' (-h, --help) prints usage() and
+ * returns AR_EXIT_OK; version_opt (the value the tool gave --version)
+ * prints the version (ar_cli_version); anything else is a bad option
+ * (ar_cli_bad_option). Returns the exit status. */
+int ar_cli_other_option(int c, char *const argv[], int version_opt, void (*usage)(void));
+
 /* Print "TOOL: PATH: MESSAGE" (or "TOOL: MESSAGE" when path is NULL) to
  * stderr. Returns AR_EXIT_RUNTIME. */
 int ar_cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -107,6 +107,17 @@ void ar_cli_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int ar_cli_other_option(int c, char *const argv[], int version_opt, void (*usage)(void))
+{
+	if (c == 'h') {
+		usage();
+		return AR_EXIT_OK;
+	}
+	if (c == version_opt)
+		return ar_cli_version();
+	return ar_cli_bad_option(c, argv);
+}
+
 int ar_cli_is_stdio(const char *path)
 {
 	return path && strcmp(path, "-") == 0;

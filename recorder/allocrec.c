@@ -224,13 +224,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			usage();
-			return AR_EXIT_OK;
-		case OPT_VERSION:
-			return ar_cli_version();
-		default:
-			return ar_cli_bad_option(c, argv);
+		default: /* --help, --version, a bad option */
+			return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 		}
 	}
 	if (o->ctl_verb) {
