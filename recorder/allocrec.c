@@ -170,7 +170,7 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
 		{NULL, 0, NULL, 0}};
 	*o = (rec_opts_t){.follow = 1, .level = 3};
-	int c;
+	int c, rc;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
 	while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -202,9 +202,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 							  "or G suffix (e.g. 64M), not '%s'", optarg);
 			break;
 		case OPT_DURATION:
-			if (ar_cli_parse_seconds(optarg, &o->duration_ns) != 0)
-				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
-							  "or 30), not '%s'", optarg);
+			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
+				return rc;
 			break;
 		case OPT_ROTATE:
 			if (ar_cli_parse_size(optarg, &o->rotate) != 0 || o->rotate == 0)

@@ -103,6 +103,14 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
+int allocrec_duration_arg(const char *arg, unsigned long long *ns)
+{
+	if (ar_cli_parse_seconds(arg, ns) != 0)
+		return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 or 30), "
+					  "not '%s'", arg);
+	return 0;
+}
+
 enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION };
 
 static int parse_args(int argc, char **argv, attach_opts_t *o)
@@ -113,7 +121,7 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		{"level", required_argument, NULL, OPT_LEVEL}, {"duration", required_argument, NULL, OPT_DURATION},
 		{"quiet", no_argument, NULL, 'q'},             {NULL, 0, NULL, 0}};
 	*o = (attach_opts_t){.level = 3};
-	int c, have_pid = 0;
+	int c, rc, have_pid = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -147,9 +155,8 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 			break;
 		}
 		case OPT_DURATION:
-			if (ar_cli_parse_seconds(optarg, &o->duration_ns) != 0)
-				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
-							  "or 30), not '%s'", optarg);
+			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
+				return rc;
 			break;
 		case 'q':
 			o->quiet = 1;
