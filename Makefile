@@ -142,7 +142,8 @@ DEP_FILES :=
 ALLOCRR_VERSION := 1.0.0
 COMMON_LIB := $(BUILD)/lib/liballocrr-common.a
 TRACE_LIB := $(BUILD)/lib/liballocrr-trace.a
-TRACE_LDLIBS := $(TRACE_LIB) -lzstd -lcrypto     # link line for users of the trace library
+TRACE_LDLIBS := $(TRACE_LIB) -lzstd              # link line for users of the trace library
+TRACE_ID_LDLIBS := -lcrypto                       # ... of ar_trace_id.h (in COMMON_LIB), after it
 SYM_LIB := $(BUILD)/lib/liballocrr-sym.a
 SYM_LDLIBS := $(SYM_LIB) -ldw -lelf -lstdc++      # ... of the symboliser (analysis/)
 ALLOC_REG_LIB := $(BUILD)/lib/liballocrr-registry.a
@@ -151,6 +152,7 @@ SYNTH_LIB := $(BUILD)/lib/liballocrr-synth.a      # synthetic streams (traces/ge
 RESULTS_LIB := $(BUILD)/lib/liballocrr-results.a   # the results database and its comparison (results/)
 RESULTS_LDLIBS := $(RESULTS_LIB) -lsqlite3 -lm      # link line for its users
 REPLAY_WL_SRCS := replayer/wl_file.c replayer/wl_compile.c replayer/wl_decode.c
+REPLAY_WL_LDLIBS := -lcrypto                      # ... of the workload compiler (its content digest)
 REC_SHIM := $(BUILD)/lib/liballocrr-rec.so
 ALLOCREC := $(BUILD)/bin/allocrec
 ALLOCTRACE := $(BUILD)/bin/alloctrace
@@ -241,7 +243,7 @@ $(PC_FILE): FORCE # PREFIX may differ from the last install
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(libdir)' 'includedir=$(includedir)' '' \
 	  'Name: allocrr-trace' 'Description: read and write allocrr heap traces (ar_trace.h)' \
 	  'Version: $(ALLOCRR_VERSION)' 'Cflags: -I$${includedir}/allocrr' \
-	  'Libs: -L$${libdir} -lallocrr-trace -lzstd -lcrypto' >$@
+	  'Libs: -L$${libdir} -lallocrr-trace -lzstd' >$@
 
 # Man pages from each tool's --help and --version; the module that installs
 # a tool names it in one line (MAN_NAME_tool).

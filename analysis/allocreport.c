@@ -153,13 +153,8 @@ static int parse_args(int argc, char **argv, rep_opts_t *o)
 				return ar_cli_usage_error("--baseline needs an allocator name (e.g. glibc, jemalloc)");
 			o->baseline = optarg;
 			break;
-		case 'h':
-			usage();
-			return AR_EXIT_OK;
-		case OPT_VERSION:
-			return ar_cli_version();
-		default:
-			return ar_cli_bad_option(c, argv);
+		default: /* --help, --version, a bad option */
+			return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 		}
 	}
 	if (optind < argc)

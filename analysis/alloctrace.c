@@ -69,15 +69,8 @@ static int parse_args(int argc, char **argv, int *cmd)
 					     {NULL, 0, NULL, 0}};
 	int c;
 	/* '+': stop at COMMAND, whose options are its own. */
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage();
-			return AR_EXIT_OK;
-		}
-		if (c == AR_OPT_VERSION)
-			return ar_cli_version();
-		return ar_cli_bad_option(c, argv);
-	}
+	if ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) /* --help, --version, a bad option */
+		return ar_cli_other_option(c, argv, AR_OPT_VERSION, usage);
 	if (optind >= argc)
 		return ar_cli_usage_error("missing COMMAND (info, dump, stats, stacks, verify, gen, corpus, import, scrub, tree or diff)");
 	*cmd = optind;

@@ -37,6 +37,7 @@
 #include "alloctrace.h"
 #include "ar_cli.h"
 #include "ar_escape.h"
+#include "ar_trace_id.h"
 #include "livemap.h"
 
 #define MAX_COLS 32

@@ -12,6 +12,7 @@
 #include "alloctrace.h"
 #include "ar_cli.h"
 #include "ar_escape.h"
+#include "ar_trace_id.h"
 #include "livemap.h"
 
 typedef struct {

@@ -19,6 +19,7 @@
 #include "alloctrace.h"
 #include "ar_cli.h"
 #include "ar_results.h"
+#include "ar_trace_id.h"
 #include "sites.h"
 
 /* Store the sites of m, the model of the trace at path, into the database db_path. */

@@ -13,6 +13,7 @@
 #include "alloctrace.h"
 #include "ar_cli.h"
 #include "ar_escape.h"
+#include "ar_numfmt.h"
 #include "ar_symbolize.h"
 #include "heapstats.h"
 #include "route_candidates.h"
@@ -21,14 +22,7 @@ static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (doub
 
 static void fmt_bytes(char *buf, size_t n, uint64_t v)
 {
-	const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int i = 0;
-	double d = (double)v;
-	while (d >= 1024 && i < 4) {
-		d /= 1024;
-		i++;
-	}
-	snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", d, u[i]);
+	ar_fmt_bytes(buf, n, (double)v, AR_FMT_ONE_DECIMAL);
 }
 
 static void fmt_ns(char *buf, size_t n, uint64_t v)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_hash.h"
 #include "heapstats.h"
 #include "livemap.h"
 
@@ -16,57 +17,29 @@ static unsigned log2_bucket(uint64_t v)
 	return b < AR_HS_LOG2 ? b : AR_HS_LOG2 - 1;
 }
 
-/* u32 key -> u32 value tables (open addressing, linear probing, value 0 =
- * empty): thread index -> thread position + 1, stack id -> site position.
- * key_of reads the key of a stored value back from its array. */
-typedef uint32_t (*key_of_fn)(const ar_heapstats_t *s, uint32_t val);
+/* Index tables (common/ar_hash.h), value 0 = empty: thread index -> thread
+ * position + 1, stack id -> site position (sites[0] stays unused); the key
+ * is read back from the array. Sizes: entries in the table, count 0 = empty. */
+#define IDX_EMPTY(e) (*(e) == 0)
+#define THREAD_KEY(ctx, e) (((const ar_heapstats_t *)(ctx))->threads[*(e) - 1].index)
+#define SITE_KEY(ctx, e) (((const ar_heapstats_t *)(ctx))->sites[*(e)].stack)
+#define SIZE_EMPTY(e) ((e)->count == 0)
+#define SIZE_KEY(ctx, e) ((e)->size)
+AR_HASH_DEFINE(thread_idx, uint32_t, IDX_EMPTY, THREAD_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(thread_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+AR_HASH_DEFINE(site_idx, uint32_t, IDX_EMPTY, SITE_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(site_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+AR_HASH_DEFINE(size_tab, ar_hs_size_t, SIZE_EMPTY, SIZE_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(size_tab, ar_hs_size_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
-static uint32_t *u32_slot(uint32_t *tab, uint32_t cap, uint32_t key, const ar_heapstats_t *s, key_of_fn key_of)
+/* The thread of index when it is not the last one seen: looked up, or
+ * added. Out of line, so the common case below stays small. */
+static __attribute__((noinline)) ar_hs_thread_t *thread_lookup(ar_heapstats_t *s, uint32_t index)
 {
-	uint32_t i = (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
-	while (tab[i] && key_of(s, tab[i]) != key)
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-static uint32_t u32_get(const uint32_t *tab, uint32_t cap, uint32_t key, const ar_heapstats_t *s, key_of_fn key_of)
-{
-	return cap ? *u32_slot((uint32_t *)tab, cap, key, s, key_of) : 0;
-}
-
-/* Room for one more of n entries (half full at most). 0 or AR_ENOMEM. */
-static int u32_reserve(uint32_t **tab, uint32_t *cap, uint32_t n, const ar_heapstats_t *s, key_of_fn key_of)
-{
-	if (*cap && (uint64_t)(n + 1) * 2 <= *cap)
-		return 0;
-	uint32_t ncap = *cap ? *cap * 2 : 64;
-	uint32_t *t = calloc(ncap, sizeof *t);
-	if (!t || ncap < *cap) {
-		free(t);
-		return AR_ENOMEM;
-	}
-	for (uint32_t i = 0; i < *cap; i++)
-		if ((*tab)[i])
-			*u32_slot(t, ncap, key_of(s, (*tab)[i]), s, key_of) = (*tab)[i];
-	free(*tab);
-	*tab = t;
-	*cap = ncap;
-	return 0;
-}
-
-static uint32_t thread_key(const ar_heapstats_t *s, uint32_t val) { return s->threads[val - 1].index; }
-static uint32_t site_key(const ar_heapstats_t *s, uint32_t val) { return s->sites[val].stack; }
-
-static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
-{
-	/* An event's thread is usually the last one seen. */
-	uint32_t last = s->last_thread;
-	if (last < s->nthreads && s->threads[last].index == index)
-		return &s->threads[last];
-	uint32_t pos = u32_get(s->thread_hash, s->thread_hash_cap, index, s, thread_key);
-	if (pos)
-		return &s->threads[s->last_thread = pos - 1];
-	if (u32_reserve(&s->thread_hash, &s->thread_hash_cap, s->nthreads, s, thread_key))
+	uint64_t h = thread_idx_find(s->thread_hash, s->thread_hash_cap - 1, s, index);
+	if (h != AR_HASH_ABSENT)
+		return &s->threads[s->last_thread = s->thread_hash[h] - 1];
+	if (thread_idx_reserve(&s->thread_hash, &s->thread_hash_cap, s->nthreads, 64, s))
 		return NULL;
 	if (s->nthreads == s->threads_cap) {
 		uint32_t cap = s->threads_cap ? 2 * s->threads_cap : 16;
@@ -80,15 +53,24 @@ static ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
 	memset(t, 0, sizeof *t);
 	t->index = index;
 	s->last_thread = s->nthreads++;
-	*u32_slot(s->thread_hash, s->thread_hash_cap, index, s, thread_key) = s->nthreads;
+	s->thread_hash[thread_idx_pos(s->thread_hash, s->thread_hash_cap - 1, s, index)] = s->nthreads;
 	return t;
+}
+
+static inline ar_hs_thread_t *thread_of(ar_heapstats_t *s, uint32_t index)
+{
+	/* An event's thread is usually the last one seen. */
+	uint32_t last = s->last_thread;
+	if (last < s->nthreads && s->threads[last].index == index)
+		return &s->threads[last];
+	return thread_lookup(s, index);
 }
 
 /* The site of a stack id seen before, or NULL. */
 static ar_hs_site_t *site_find(const ar_heapstats_t *s, uint32_t stack)
 {
-	uint32_t pos = stack ? u32_get(s->site_hash, s->site_hash_cap, stack, s, site_key) : 0;
-	return pos ? &s->sites[pos] : NULL;
+	uint64_t h = stack ? site_idx_find(s->site_hash, s->site_hash_cap - 1, s, stack) : AR_HASH_ABSENT;
+	return h != AR_HASH_ABSENT ? &s->sites[s->site_hash[h]] : NULL;
 }
 
 const ar_hs_site_t *ar_heapstats_site(const ar_heapstats_t *s, uint32_t stack)
@@ -106,7 +88,7 @@ static ar_hs_site_t *site_of(ar_heapstats_t *s, uint32_t stack)
 	if (site)
 		return site;
 	uint32_t n = s->nsites ? s->nsites : 1; /* sites[0] stays unused */
-	if (n == UINT32_MAX || u32_reserve(&s->site_hash, &s->site_hash_cap, n, s, site_key))
+	if (n == UINT32_MAX || site_idx_reserve(&s->site_hash, &s->site_hash_cap, n, 64, s))
 		return NULL;
 	if (n + 1 > s->sites_cap) {
 		uint32_t cap = s->sites_cap ? 2 * s->sites_cap : 64;
@@ -119,32 +101,15 @@ static ar_hs_site_t *site_of(ar_heapstats_t *s, uint32_t stack)
 	}
 	s->sites[n].stack = stack;
 	s->nsites = n + 1;
-	*u32_slot(s->site_hash, s->site_hash_cap, stack, s, site_key) = n;
+	s->site_hash[site_idx_pos(s->site_hash, s->site_hash_cap - 1, s, stack)] = n;
 	return &s->sites[n];
 }
 
 static int count_size(ar_heapstats_t *s, uint64_t size)
 {
-	if ((s->nsizes + 1) * 2 > s->sizes_cap) {
-		uint64_t cap = s->sizes_cap ? 2 * s->sizes_cap : 1024;
-		ar_hs_size_t *n = calloc(cap, sizeof *n);
-		if (!n)
-			return AR_ENOMEM;
-		for (uint64_t i = 0; i < s->sizes_cap; i++) {
-			if (!s->sizes[i].count)
-				continue;
-			uint64_t j = (s->sizes[i].size * 0x9E3779B97F4A7C15ULL) & (cap - 1);
-			while (n[j].count)
-				j = (j + 1) & (cap - 1);
-			n[j] = s->sizes[i];
-		}
-		free(s->sizes);
-		s->sizes = n;
-		s->sizes_cap = cap;
-	}
-	uint64_t j = (size * 0x9E3779B97F4A7C15ULL) & (s->sizes_cap - 1);
-	while (s->sizes[j].count && s->sizes[j].size != size)
-		j = (j + 1) & (s->sizes_cap - 1);
+	if (size_tab_reserve(&s->sizes, &s->sizes_cap, s->nsizes, 1024, NULL))
+		return AR_ENOMEM;
+	uint64_t j = size_tab_pos(s->sizes, s->sizes_cap - 1, NULL, size);
 	if (!s->sizes[j].count)
 		s->nsizes++;
 	s->sizes[j].size = size;

@@ -71,7 +71,8 @@ typedef struct ar_heapstats {
 	/* tables (private layout) */
 	ar_hs_thread_t *threads;
 	uint32_t nthreads, threads_cap, last_thread;
-	uint32_t *thread_hash, thread_hash_cap; /* thread index -> position + 1 */
+	uint32_t *thread_hash; /* thread index -> position + 1 (ar_hash.h) */
+	uint64_t thread_hash_cap;
 	ar_hs_size_t *sizes;
 	uint64_t nsizes, sizes_cap;
 	/* Sites in order of first use from sites[1] on (sites[0] is unused);
@@ -79,7 +80,8 @@ typedef struct ar_heapstats {
 	 * are found through site_hash, never used as an index. */
 	ar_hs_site_t *sites;
 	uint32_t nsites, sites_cap;
-	uint32_t *site_hash, site_hash_cap; /* stack id -> position in sites */
+	uint32_t *site_hash; /* stack id -> position in sites (ar_hash.h) */
+	uint64_t site_hash_cap;
 	void *objects;              /* live objects by address */
 	uint64_t last_time_ns;
 	int pass2, peak_marked;     /* second pass: only site live bytes, to the peak */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_hash.h"
 #include "import.h"
 
 #define FULL_BUFFERS 64
@@ -29,9 +30,13 @@ typedef struct imp_thread {
 
 /* Open addressing on a 64-bit key (tid or caller address); a value of 0
  * marks an empty slot, so values are stored + 1. */
-typedef struct imp_map {
-	uint64_t *key;
-	uint32_t *val;
+typedef struct imp_entry {
+	uint64_t key;
+	uint32_t val; /* + 1; 0 = empty */
+} imp_entry_t;
+
+typedef struct imp_map { /* common/ar_hash.h */
+	imp_entry_t *tab;
 	uint64_t cap, len;
 } imp_map_t;
 
@@ -50,7 +55,7 @@ struct ar_import {
 	uint8_t *meta_mem;
 };
 
-static uint64_t mix(uint64_t k)
+static inline uint64_t mix(uint64_t k)
 {
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdULL;
@@ -58,59 +63,30 @@ static uint64_t mix(uint64_t k)
 	return k;
 }
 
-/* The slot of key in m: where it is, or the empty slot where it would go. */
-static uint64_t map_slot(const imp_map_t *m, uint64_t key)
-{
-	uint64_t i = mix(key) & (m->cap - 1);
-	while (m->val[i] && m->key[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static int map_grow(imp_map_t *m)
-{
-	imp_map_t n = {.cap = m->cap ? m->cap * 2 : 1024, .len = m->len};
-	n.key = malloc(n.cap * sizeof *n.key);
-	n.val = calloc(n.cap, sizeof *n.val);
-	if (!n.key || !n.val) {
-		free(n.key);
-		free(n.val);
-		return AR_ENOMEM;
-	}
-	for (uint64_t i = 0; i < m->cap; i++)
-		if (m->val[i]) {
-			uint64_t j = map_slot(&n, m->key[i]);
-			n.key[j] = m->key[i];
-			n.val[j] = m->val[i];
-		}
-	free(m->key);
-	free(m->val);
-	*m = n;
-	return 0;
-}
+#define IMP_EMPTY(e) ((e)->val == 0)
+#define IMP_KEY(ctx, e) ((e)->key)
+AR_HASH_DEFINE(imp_map, imp_entry_t, IMP_EMPTY, IMP_KEY, mix)
+AR_HASH_DEFINE_GROW(imp_map, imp_entry_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
 /* Set key to val (val < UINT32_MAX). 0 or AR_ENOMEM. */
 static int map_put(imp_map_t *m, uint64_t key, uint32_t val)
 {
-	if ((m->len + 1) * 2 > m->cap && map_grow(m) != 0)
+	if (imp_map_reserve(&m->tab, &m->cap, m->len, 1024, NULL))
 		return AR_ENOMEM;
-	uint64_t i = map_slot(m, key);
-	if (!m->val[i])
+	imp_entry_t *e = &m->tab[imp_map_pos(m->tab, m->cap - 1, NULL, key)];
+	if (!e->val)
 		m->len++;
-	m->key[i] = key;
-	m->val[i] = val + 1;
+	*e = (imp_entry_t){key, val + 1};
 	return 0;
 }
 
 /* 1 with *val when key is in m, else 0. */
 static int map_get(const imp_map_t *m, uint64_t key, uint32_t *val)
 {
-	if (!m->cap)
+	uint64_t i = imp_map_find(m->tab, m->cap - 1, NULL, key);
+	if (i == AR_HASH_ABSENT)
 		return 0;
-	uint64_t i = map_slot(m, key);
-	if (!m->val[i])
-		return 0;
-	*val = m->val[i] - 1;
+	*val = m->tab[i].val - 1;
 	return 1;
 }
 
@@ -311,10 +287,8 @@ int ar_import_close(ar_import_t *im, int ok, ar_imp_totals_t *tot, ar_error_t *e
 	for (uint32_t t = 0; t < im->nth; t++)
 		free(im->th[t].mem);
 	free(im->th);
-	free(im->tids.key);
-	free(im->tids.val);
-	free(im->stacks.key);
-	free(im->stacks.val);
+	free(im->tids.tab);
+	free(im->stacks.tab);
 	free(im->meta_mem);
 	free(im);
 	return rc;

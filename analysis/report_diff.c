@@ -178,13 +178,8 @@ static int parse_args(int argc, char **argv, diff_opts_t *o)
 							  c == OPT_OLD_RUNS ? "old" : "new", optarg);
 			o->split |= c == OPT_OLD_RUNS ? 1 : 2;
 			break;
-		case 'h':
-			usage();
-			return AR_EXIT_OK;
-		case OPT_VERSION:
-			return ar_cli_version();
-		default:
-			return ar_cli_bad_option(c, argv);
+		default: /* --help, --version, a bad option */
+			return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 		}
 	}
 	if (o->split)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ar_escape.h"
+#include "ar_hash.h"
 #include "report_model.h"
 
 /* ---- the prefix tree of folded stacks ---- */
@@ -41,8 +42,8 @@ typedef struct tree {
 	size_t n, cap;
 	char *names;
 	size_t nlen, ncap;
-	size_t *slots; /* node index, 0: empty; a power of two long */
-	size_t nslots;
+	size_t *slots; /* node index, 0: empty (common/ar_hash.h) */
+	uint64_t nslots;
 } tree_t;
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -60,44 +61,54 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
-static size_t hash(size_t parent, const char *frame, size_t len)
+/* The key of a node: its parent and its frame's name, compared, not read
+ * back (ar_hash.h's keyed form). */
+typedef struct node_key {
+	size_t parent;
+	const char *frame;
+	size_t len;
+} node_key_t;
+
+/* FNV-1a over the name, seeded by the parent; the product spreads it into
+ * the high bits the table takes. */
+static inline uint64_t hash(size_t parent, const char *frame, size_t len)
 {
 	uint64_t h = 1469598103934665603u ^ (uint64_t)parent * 0x9e3779b97f4a7c15u;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)frame[i]) * 1099511628211u;
-	return (size_t)(h ^ (h >> 29));
+	return ar_hash_fib(h ^ (h >> 29));
 }
 
-static int rehash(tree_t *t)
+static inline uint64_t key_hash(const node_key_t *k) { return hash(k->parent, k->frame, k->len); }
+
+static inline uint64_t node_hash(const void *ctx, const size_t *e)
 {
-	size_t ns = t->nslots ? 2 * t->nslots : 1024;
-	size_t *sl = calloc(ns, sizeof *sl);
-	if (!sl)
-		return -1;
-	for (size_t i = 1; i < t->n; i++) {
-		const node_t *nd = &t->nodes[i];
-		size_t h = hash(nd->parent, t->names + nd->name, nd->len) & (ns - 1);
-		while (sl[h])
-			h = (h + 1) & (ns - 1);
-		sl[h] = i;
-	}
-	free(t->slots);
-	t->slots = sl;
-	t->nslots = ns;
-	return 0;
+	const tree_t *t = ctx;
+	const node_t *nd = &t->nodes[*e];
+	return hash(nd->parent, t->names + nd->name, nd->len);
 }
+
+static inline int node_is(const void *ctx, const size_t *e, const node_key_t *k)
+{
+	const tree_t *t = ctx;
+	const node_t *nd = &t->nodes[*e];
+	return nd->parent == k->parent && nd->len == k->len && !memcmp(t->names + nd->name, k->frame, k->len);
+}
+
+#define SLOT_EMPTY(e) (*(e) == 0)
+AR_HASH_DEFINE_KEYED(node_tab, size_t, SLOT_EMPTY, const node_key_t *, key_hash, node_hash, node_is)
+AR_HASH_DEFINE_GROW(node_tab, size_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
 /* The child of parent named frame[0..len), added when missing; 0 on out of memory. */
 static size_t child(tree_t *t, size_t parent, const char *frame, size_t len)
 {
-	if (2 * (t->n + 1) > t->nslots && rehash(t))
+	/* the table holds the nodes but the root */
+	if (node_tab_reserve(&t->slots, &t->nslots, t->n - 1, 1024, t))
 		return 0;
-	size_t h = hash(parent, frame, len) & (t->nslots - 1);
-	for (size_t c; (c = t->slots[h]); h = (h + 1) & (t->nslots - 1)) {
-		const node_t *nd = &t->nodes[c];
-		if (nd->parent == parent && nd->len == len && !memcmp(t->names + nd->name, frame, len))
-			return c;
-	}
+	node_key_t k = {parent, frame, len};
+	uint64_t h = node_tab_pos(t->slots, t->nslots - 1, t, &k);
+	if (t->slots[h])
+		return t->slots[h];
 	if (grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
 	    grow((void **)&t->names, &t->ncap, t->nlen + len + 1, 1))
 		return 0;

@@ -58,12 +58,8 @@ static int parse_args(int argc, char **argv, int *first)
 					     {NULL, 0, NULL, 0}};
 	optind = 0; /* glibc: parse afresh, argv being merge's own */
 	int c = getopt_long(argc, argv, ":h", opts, NULL); /* the first option, wherever it is */
-	if (c == 'h') {
-		usage();
-		return AR_EXIT_OK;
-	}
-	if (c != -1)
-		return c == OPT_VERSION ? ar_cli_version() : ar_cli_bad_option(c, argv);
+	if (c != -1) /* --help, --version, a bad option */
+		return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 	if (argc - optind < 2)
 		return ar_cli_usage_error("merge: missing %s", optind < argc ? "IN.db, a database to merge"
 									  : "OUT.db and IN.db");

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_hash.h"
 #include "ar_trace.h"
 #include "route_candidates.h"
 
@@ -52,41 +53,23 @@ typedef struct rc {
 	int by_stack;
 } rc_t;
 
-static uint64_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	return k ^ (k >> 33);
-}
+/* The sites: common/ar_hash.h's table on the key (0 = empty). */
+#define SITE_EMPTY(e) ((e)->key == 0)
+#define SITE_KEY(ctx, e) ((e)->key)
+AR_HASH_DEFINE(site_tab, rc_site_t, SITE_EMPTY, SITE_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(site_tab, rc_site_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
-/* The site of key (created empty), or NULL out of memory. */
+/* The site of key (non-zero; created empty), or NULL out of memory. */
 static rc_site_t *site(rc_t *c, uint64_t key)
 {
-	if (2 * (c->n + 1) > c->cap) {
-		uint64_t ncap = c->cap ? 2 * c->cap : 1024;
-		rc_site_t *t = calloc(ncap, sizeof *t);
-		if (!t)
-			return NULL;
-		for (uint64_t i = 0; i < c->cap; i++)
-			if (c->tab[i].key)
-				for (uint64_t j = mix(c->tab[i].key) & (ncap - 1);; j = (j + 1) & (ncap - 1))
-					if (!t[j].key) {
-						t[j] = c->tab[i];
-						break;
-					}
-		free(c->tab);
-		c->tab = t;
-		c->cap = ncap;
+	if (site_tab_reserve(&c->tab, &c->cap, c->n, 1024, NULL))
+		return NULL;
+	rc_site_t *s = &c->tab[site_tab_pos(c->tab, c->cap - 1, NULL, key)];
+	if (!s->key) {
+		*s = (rc_site_t){ .key = key, .fixed = 1 };
+		c->n++;
 	}
-	for (uint64_t j = mix(key) & (c->cap - 1);; j = (j + 1) & (c->cap - 1)) {
-		if (c->tab[j].key == key)
-			return &c->tab[j];
-		if (!c->tab[j].key) {
-			c->tab[j] = (rc_site_t){ .key = key, .fixed = 1 };
-			c->n++;
-			return &c->tab[j];
-		}
-	}
+	return s;
 }
 
 /* A block left the live set: a free (or realloc) of its site. */

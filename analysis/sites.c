@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_hash.h"
 #include "ar_symbolize.h"
 #include "livemap.h"
 #include "sites.h"
@@ -35,63 +36,21 @@ typedef struct rec {
 	char *label;            /* owned */
 } rec_t;
 
-/* A map of uint64 keys to uint32 values, open addressing on key + 1. */
-typedef struct u64map {
-	uint64_t *keys; /* key + 1, 0 = empty */
-	uint32_t *vals;
-	size_t n, cap;
-} u64map_t;
-
-static size_t map_home(const u64map_t *m, uint64_t k)
-{
-	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
-}
-
-/* The slot of key k (its value when keys[slot] != 0). */
-static size_t map_slot(const u64map_t *m, uint64_t k)
-{
-	size_t i = map_home(m, k + 1);
-	while (m->keys[i] && m->keys[i] != k + 1)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static int map_reserve(u64map_t *m)
-{
-	if ((m->n + 1) * 2 <= m->cap)
-		return 0;
-	u64map_t g = {calloc(m->cap ? 2 * m->cap : 64, sizeof *g.keys), malloc((m->cap ? 2 * m->cap : 64) * sizeof *g.vals),
-		      m->n, m->cap ? 2 * m->cap : 64};
-	if (!g.keys || !g.vals) {
-		free(g.keys);
-		free(g.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i]) {
-			size_t j = map_slot(&g, m->keys[i] - 1);
-			g.keys[j] = m->keys[i];
-			g.vals[j] = m->vals[i];
-		}
-	free(m->keys);
-	free(m->vals);
-	*m = g;
-	return 0;
-}
-
-static void map_free(u64map_t *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
+/* A thread's last allocation (heaptrack's temporaries). */
+typedef struct thread_last {
+	uint32_t thread;
+	uint64_t last; /* its address */
+} thread_last_t;
 
 struct ar_sites {
 	rec_t *recs;
 	uint32_t nrecs, recs_cap;
-	u64map_t by_stack;   /* stack id -> record */
-	u64map_t last_alloc; /* thread -> its last allocation's address (low 32 bits in vals... see below) */
-	uint64_t *thread_last; /* indexed by last_alloc's values */
+	uint32_t *by_stack;  /* stack id -> record + 1 (ar_hash.h) */
+	uint64_t by_stack_cap;
+	thread_last_t *threads;
 	uint32_t nthreads, threads_cap;
+	uint32_t *by_thread; /* thread -> its entry in threads + 1 (ar_hash.h) */
+	uint64_t by_thread_cap;
 	ar_liveset_t ls;
 	__int128 high;       /* the highest live_exact - pre-existing bytes released (the peak's moment) */
 	uint64_t epoch;
@@ -102,18 +61,29 @@ struct ar_sites {
 	ar_sites_summary_t sum;
 };
 
+/* Index tables (common/ar_hash.h), value position + 1, 0 = empty: stack id
+ * -> record, thread -> its thread_last_t; the key is read back from the
+ * array. */
+#define IDX_EMPTY(e) (*(e) == 0)
+#define STACK_KEY(ctx, e) (((const ar_sites_t *)(ctx))->recs[*(e) - 1].s.stack)
+#define THREAD_KEY(ctx, e) (((const ar_sites_t *)(ctx))->threads[*(e) - 1].thread)
+AR_HASH_DEFINE(stack_idx, uint32_t, IDX_EMPTY, STACK_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(stack_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+AR_HASH_DEFINE(thread_idx, uint32_t, IDX_EMPTY, THREAD_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(thread_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+
 /* ---- the pass ----------------------------------------------------------------- */
 
 /* The record of stack id `stack`, created on first use; NULL when out of memory. */
 static rec_t *rec_of(ar_sites_t *m, uint32_t stack, uint32_t *index)
 {
-	if (map_reserve(&m->by_stack))
-		return NULL;
-	size_t j = map_slot(&m->by_stack, stack);
-	if (m->by_stack.keys[j]) {
-		*index = m->by_stack.vals[j];
+	uint64_t h = stack_idx_find(m->by_stack, m->by_stack_cap - 1, m, stack);
+	if (h != AR_HASH_ABSENT) {
+		*index = m->by_stack[h] - 1;
 		return &m->recs[*index];
 	}
+	if (m->nrecs == UINT32_MAX - 1 || stack_idx_reserve(&m->by_stack, &m->by_stack_cap, m->nrecs, 64, m))
+		return NULL;
 	if (m->nrecs == m->recs_cap) {
 		uint32_t cap = m->recs_cap ? 2 * m->recs_cap : 64;
 		rec_t *r = cap > m->recs_cap ? realloc(m->recs, (size_t)cap * sizeof *r) : NULL;
@@ -127,9 +97,7 @@ static rec_t *rec_of(ar_sites_t *m, uint32_t stack, uint32_t *index)
 	r->s.stack = stack;
 	r->s.nstacks = 1;
 	r->epoch = m->epoch;
-	m->by_stack.keys[j] = (uint64_t)stack + 1;
-	m->by_stack.vals[j] = m->nrecs;
-	m->by_stack.n++;
+	m->by_stack[stack_idx_pos(m->by_stack, m->by_stack_cap - 1, m, stack)] = m->nrecs + 1;
 	*index = m->nrecs++;
 	return r;
 }
@@ -137,24 +105,23 @@ static rec_t *rec_of(ar_sites_t *m, uint32_t stack, uint32_t *index)
 /* Where thread `thread` keeps the address of its last allocation; NULL when out of memory. */
 static uint64_t *thread_last(ar_sites_t *m, uint32_t thread)
 {
-	if (map_reserve(&m->last_alloc))
+	uint64_t h = thread_idx_find(m->by_thread, m->by_thread_cap - 1, m, thread);
+	if (h != AR_HASH_ABSENT)
+		return &m->threads[m->by_thread[h] - 1].last;
+	if (m->nthreads == UINT32_MAX - 1 ||
+	    thread_idx_reserve(&m->by_thread, &m->by_thread_cap, m->nthreads, 16, m))
 		return NULL;
-	size_t j = map_slot(&m->last_alloc, thread);
-	if (m->last_alloc.keys[j])
-		return &m->thread_last[m->last_alloc.vals[j]];
 	if (m->nthreads == m->threads_cap) {
 		uint32_t cap = m->threads_cap ? 2 * m->threads_cap : 16;
-		uint64_t *t = cap > m->threads_cap ? realloc(m->thread_last, (size_t)cap * sizeof *t) : NULL;
+		thread_last_t *t = cap > m->threads_cap ? realloc(m->threads, (size_t)cap * sizeof *t) : NULL;
 		if (!t)
 			return NULL;
-		m->thread_last = t;
+		m->threads = t;
 		m->threads_cap = cap;
 	}
-	m->last_alloc.keys[j] = (uint64_t)thread + 1;
-	m->last_alloc.vals[j] = m->nthreads;
-	m->last_alloc.n++;
-	m->thread_last[m->nthreads] = 0;
-	return &m->thread_last[m->nthreads++];
+	m->threads[m->nthreads] = (thread_last_t){.thread = thread};
+	m->by_thread[thread_idx_pos(m->by_thread, m->by_thread_cap - 1, m, thread)] = m->nthreads + 1;
+	return &m->threads[m->nthreads++].last;
 }
 
 /* r's live figures are about to change: keep what they were at the latest peak. */
@@ -555,9 +522,9 @@ void ar_sites_free(ar_sites_t *m)
 	for (uint32_t i = 0; i < m->nrecs; i++)
 		free(m->recs[i].label);
 	free(m->recs);
-	map_free(&m->by_stack);
-	map_free(&m->last_alloc);
-	free(m->thread_last);
+	free(m->by_stack);
+	free(m->by_thread);
+	free(m->threads);
 	free(m->sites);
 	free(m->order);
 	free(m);
@@ -588,10 +555,8 @@ const ar_site_t *ar_sites_find(const ar_sites_t *m, const char *label)
 
 const ar_site_t *ar_sites_of_stack(const ar_sites_t *m, uint32_t stack)
 {
-	if (!m || !m->by_stack.cap)
-		return NULL;
-	size_t j = map_slot(&m->by_stack, stack);
-	return m->by_stack.keys[j] ? &m->recs[m->by_stack.vals[j]].s : NULL;
+	uint64_t h = m ? stack_idx_find(m->by_stack, m->by_stack_cap - 1, m, stack) : AR_HASH_ABSENT;
+	return h != AR_HASH_ABSENT ? &m->recs[m->by_stack[h] - 1].s : NULL;
 }
 
 const ar_sites_summary_t *ar_sites_summary(const ar_sites_t *m) { return m ? &m->sum : NULL; }

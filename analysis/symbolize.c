@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ar_escape.h"
+#include "ar_hash.h"
 #include "ar_symbolize.h"
 
 typedef struct sym_mod {
@@ -49,9 +50,9 @@ struct ar_sym {
 	uint32_t nmods;
 	demangled_t *names;
 	size_t nnames, names_cap;
-	/* cache: open addressing on addr + 1 (0 = empty slot) */
+	/* cache: common/ar_hash.h's table on addr + 1 (0 = empty) */
 	inline_entry_t *cache;
-	size_t ncache, cache_cap;
+	uint64_t ncache, cache_cap;
 	ar_sym_frame_t *frames;
 	size_t nframes, frames_cap;
 };
@@ -263,25 +264,10 @@ static int expand_inline(ar_sym_t *s, const ar_sym_frame_t *f, ar_sym_frame_t *o
 	return n;
 }
 
-static int cache_grow(ar_sym_t *s)
-{
-	size_t cap = s->cache_cap ? 2 * s->cache_cap : 1024;
-	inline_entry_t *c = calloc(cap, sizeof *c);
-	if (!c)
-		return -1;
-	for (size_t i = 0; i < s->cache_cap; i++) {
-		if (!s->cache[i].addr)
-			continue;
-		size_t j = (s->cache[i].addr * 0x9e3779b97f4a7c15ull) & (cap - 1);
-		while (c[j].addr)
-			j = (j + 1) & (cap - 1);
-		c[j] = s->cache[i];
-	}
-	free(s->cache);
-	s->cache = c;
-	s->cache_cap = cap;
-	return 0;
-}
+#define INLINE_EMPTY(e) ((e)->addr == 0)
+#define INLINE_KEY(ctx, e) ((e)->addr)
+AR_HASH_DEFINE(inline_tab, inline_entry_t, INLINE_EMPTY, INLINE_KEY, ar_hash_fib)
+AR_HASH_DEFINE_GROW(inline_tab, inline_entry_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
 int ar_sym_lookup_inline(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *out, int cap)
 {
@@ -290,23 +276,19 @@ int ar_sym_lookup_inline(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *out, int ca
 	if (cap > AR_SYM_INLINE_MAX)
 		cap = AR_SYM_INLINE_MAX;
 	uint64_t key = addr + 1; /* addr 2^64-1 shares a slot key with nothing: 0 is never stored */
-	size_t j = 0;
-	if (s->cache_cap && key) {
-		j = (key * 0x9e3779b97f4a7c15ull) & (s->cache_cap - 1);
-		for (; s->cache[j].addr; j = (j + 1) & (s->cache_cap - 1))
-			if (s->cache[j].addr == key) {
-				const inline_entry_t *e = &s->cache[j];
-				int n = (int)e->n < cap ? (int)e->n : cap;
-				memcpy(out, s->frames + e->first, (size_t)n * sizeof *out);
-				return (int)e->n;
-			}
+	uint64_t h = key ? inline_tab_find(s->cache, s->cache_cap - 1, NULL, key) : AR_HASH_ABSENT;
+	if (h != AR_HASH_ABSENT) {
+		const inline_entry_t *e = &s->cache[h];
+		int n = (int)e->n < cap ? (int)e->n : cap;
+		memcpy(out, s->frames + e->first, (size_t)n * sizeof *out);
+		return (int)e->n;
 	}
 	ar_sym_frame_t f, tmp[AR_SYM_INLINE_MAX];
 	ar_sym_lookup(s, addr, &f);
 	int n = expand_inline(s, &f, tmp, AR_SYM_INLINE_MAX);
 	memcpy(out, tmp, (size_t)(n < cap ? n : cap) * sizeof *out);
 	/* remember it; out of memory only costs the cache */
-	if (!key || ((s->ncache + 1) * 2 > s->cache_cap && cache_grow(s) != 0))
+	if (!key || inline_tab_reserve(&s->cache, &s->cache_cap, s->ncache, 1024, NULL))
 		return n;
 	if (s->nframes + (size_t)n > s->frames_cap) {
 		size_t fc = s->frames_cap ? 2 * s->frames_cap : 1024;
@@ -319,10 +301,8 @@ int ar_sym_lookup_inline(ar_sym_t *s, uint64_t addr, ar_sym_frame_t *out, int ca
 		s->frames_cap = fc;
 	}
 	memcpy(s->frames + s->nframes, tmp, (size_t)n * sizeof *tmp);
-	j = (key * 0x9e3779b97f4a7c15ull) & (s->cache_cap - 1);
-	while (s->cache[j].addr)
-		j = (j + 1) & (s->cache_cap - 1);
-	s->cache[j] = (inline_entry_t){key, (uint32_t)s->nframes, (uint32_t)n};
+	s->cache[inline_tab_pos(s->cache, s->cache_cap - 1, NULL, key)] =
+		(inline_entry_t){key, (uint32_t)s->nframes, (uint32_t)n};
 	s->nframes += (size_t)n;
 	s->ncache++;
 	return n;

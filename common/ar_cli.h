@@ -18,10 +18,18 @@
 #ifndef AR_CLI_H
 #define AR_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #ifndef ALLOCRR_VERSION
 #define ALLOCRR_VERSION "unknown" /* the Makefile passes the real one */
+/* The directory of the running executable (/proc/self/exe without its
+ * last component, no slash at the end) into dir[0..cap): where a tool finds
+ * its neighbours (allocreplay's worker and alloctrace, allocrec's shim) in
+ * the build tree and in an installed one alike. 0, or -1 when
+ * /proc/self/exe is unreadable or its path does not fit in cap. */
+int ar_cli_exe_dir(char *dir, size_t cap);
+
 #endif
 
 /* Exit statuses of every tool (README, "Exit status"): 0 all done; 1 a
@@ -54,6 +62,13 @@ int ar_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  * user wrote it, and the --help hint. Returns AR_EXIT_USAGE. */
 int ar_cli_bad_option(int c, char *const argv[]);
 
+/* What every tool does with a getopt_long result c that is none of its own
+ * options, so they all answer alike: 'h' (-h, --help) prints usage() and
+ * returns AR_EXIT_OK; version_opt (the value the tool gave --version)
+ * prints the version (ar_cli_version); anything else is a bad option
+ * (ar_cli_bad_option). Returns the exit status. */
+int ar_cli_other_option(int c, char *const argv[], int version_opt, void (*usage)(void));
+
 /* Print "TOOL: PATH: MESSAGE" (or "TOOL: MESSAGE" when path is NULL) to
  * stderr. Returns AR_EXIT_RUNTIME. */
 int ar_cli_error(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -70,6 +85,11 @@ int ar_cli_is_stdio(const char *path);
  * size or overflows 64 bits. (cli_size.c) */
 int ar_cli_parse_size(const char *s, unsigned long long *out);
 
+/* A duration in seconds as a user writes it ("2.5", "1e-3"), into *ns in
+ * nanoseconds: above 0 and at most 366 days, nothing after the number, no
+ * leading space. 0, or -1 when s is not such a duration. (cli_size.c) */
+int ar_cli_parse_seconds(const char *s, unsigned long long *ns);
+
 /* Open path for writing as fopen(path, mode) would, "-" being stdout.
  * Returns NULL with errno set on failure. Close with ar_cli_close_output. */
 FILE *ar_cli_open_output(const char *path, const char *mode);
@@ -78,5 +98,12 @@ FILE *ar_cli_open_output(const char *path, const char *mode);
  * closed). Returns 0, or -1 with errno set when the data did not reach the
  * file (full disk, closed pipe): the caller reports it, naming path. */
 int ar_cli_close_output(FILE *f);
+
+/* The directory of the running executable (/proc/self/exe without its
+ * last component, no slash at the end) into dir[0..cap): where a tool finds
+ * its neighbours (allocreplay's worker and alloctrace, allocrec's shim) in
+ * the build tree and in an installed one alike. 0, or -1 when
+ * /proc/self/exe is unreadable or its path does not fit in cap. */
+int ar_cli_exe_dir(char *dir, size_t cap);
 
 #endif

@@ -27,6 +27,14 @@ enum {
  * readable /proc/cpuinfo, or when rdtsc would fault. */
 unsigned ar_cpu_tsc_features(void);
 
+/* 1 when features (from ar_cpu_tsc_features) let TSC ticks stand for time:
+ * rdtsc executes and the TSC is invariant. The one test the recorder's
+ * event clock and the replay worker's timer both apply. */
+static inline int ar_cpu_tsc_is_time(unsigned features)
+{
+	return (features & (AR_CPU_TSC | AR_CPU_INVARIANT_TSC)) == (AR_CPU_TSC | AR_CPU_INVARIANT_TSC);
+}
+
 /* The pure part, for tests: the features that both the "flags" line of
  * cpuinfo_text (the first CPU's) and the CPUID-derived bits in cpuid
  * (AR_CPU_* as CPUID reports them) grant. */

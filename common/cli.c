@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ar_cli.h"
 #include "ar_escape.h"
@@ -106,6 +107,17 @@ void ar_cli_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int ar_cli_other_option(int c, char *const argv[], int version_opt, void (*usage)(void))
+{
+	if (c == 'h') {
+		usage();
+		return AR_EXIT_OK;
+	}
+	if (c == version_opt)
+		return ar_cli_version();
+	return ar_cli_bad_option(c, argv);
+}
+
 int ar_cli_is_stdio(const char *path)
 {
 	return path && strcmp(path, "-") == 0;
@@ -125,4 +137,19 @@ int ar_cli_close_output(FILE *f)
 	if (bad && rc == 0)
 		errno = EIO;
 	return bad || rc != 0 ? -1 : 0;
+}
+
+int ar_cli_exe_dir(char *dir, size_t cap)
+{
+	if (cap < 2)
+		return -1;
+	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
+	if (n <= 0 || (size_t)n >= cap - 1) /* cap - 1 bytes read: perhaps cut short */
+		return -1;
+	dir[n] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
 }

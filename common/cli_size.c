@@ -1,36 +1,27 @@
 /*
- * cli_size.c — sizes on a command line or in the environment (ar_cli.h,
- * ar_cli_parse_size): "4G", "512MiB", "1048576". The same spellings as the
- * allocators' tunables (allocators/common/tunables.c, which cannot link this
- * library: it lives inside traced programs), decimal only.
+ * cli_size.c — sizes and durations on a command line or in the environment
+ * (ar_cli.h): "4G", "512MiB", "1048576" (ar_size.h's parser, which the
+ * allocators' tunables share; decimal only, "T" and a bare "B" allowed
+ * here); "2.5" seconds.
  */
-#include <limits.h>
+#include <errno.h>
+#include <stdlib.h>
 
 #include "ar_cli.h"
+#include "ar_size.h"
 
 int ar_cli_parse_size(const char *s, unsigned long long *out)
 {
-	unsigned long long v = 0;
-	int digits = 0;
-	for (; *s >= '0' && *s <= '9'; s++, digits++)
-		if (__builtin_mul_overflow(v, 10ull, &v) || __builtin_add_overflow(v, (unsigned)(*s - '0'), &v))
-			return -1;
-	if (!digits)
+	return ar_parse_size(s, AR_SIZE_TERA | AR_SIZE_BARE_B, out);
+}
+
+int ar_cli_parse_seconds(const char *s, unsigned long long *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 366.0 * 86400.0 || s[0] == ' ')
 		return -1;
-	unsigned shift = 0;
-	switch (*s) {
-	case 'k': case 'K': shift = 10; s++; break;
-	case 'm': case 'M': shift = 20; s++; break;
-	case 'g': case 'G': shift = 30; s++; break;
-	case 't': case 'T': shift = 40; s++; break;
-	default: break;
-	}
-	if (shift && *s == 'i')
-		s++;
-	if (*s == 'b' || *s == 'B')
-		s++;
-	if (*s || (shift && v > (ULLONG_MAX >> shift)))
-		return -1;
-	*out = v << shift;
-	return 0;
+	*ns = (unsigned long long)(v * 1e9);
+	return *ns ? 0 : -1;
 }

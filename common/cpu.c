@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ar_cpu.h"
+#include "ar_readfile.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -77,14 +78,8 @@ unsigned ar_cpu_tsc_features(void)
 	if (prctl(PR_GET_TSC, &mode, 0, 0, 0) == 0 && mode != PR_TSC_ENABLE)
 		return 0;
 	static char buf[16384]; /* the first CPU's block is well inside */
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file("/proc/cpuinfo", buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	return ar_cpu_tsc_features_from(buf, cpuid_features());
 #else
 	return 0;

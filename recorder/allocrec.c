@@ -153,19 +153,6 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
-static int parse_duration(const char *s, unsigned long long *ns)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 366.0 * 86400.0 || s[0] == ' ')
-		return -1;
-	*ns = (unsigned long long)(v * 1e9);
-	if (*ns == 0)
-		return -1;
-	return 0;
-}
-
 enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
        OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP };
 
@@ -183,7 +170,7 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
 		{NULL, 0, NULL, 0}};
 	*o = (rec_opts_t){.follow = 1, .level = 3};
-	int c;
+	int c, rc;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
 	while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
 		switch (c) {
@@ -215,9 +202,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 							  "or G suffix (e.g. 64M), not '%s'", optarg);
 			break;
 		case OPT_DURATION:
-			if (parse_duration(optarg, &o->duration_ns) != 0)
-				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
-							  "or 30), not '%s'", optarg);
+			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
+				return rc;
 			break;
 		case OPT_ROTATE:
 			if (ar_cli_parse_size(optarg, &o->rotate) != 0 || o->rotate == 0)
@@ -237,13 +223,8 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		case 'h':
-			usage();
-			return AR_EXIT_OK;
-		case OPT_VERSION:
-			return ar_cli_version();
-		default:
-			return ar_cli_bad_option(c, argv);
+		default: /* --help, --version, a bad option */
+			return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 		}
 	}
 	if (o->ctl_verb) {
@@ -281,11 +262,8 @@ static int find_shim(char *out, size_t cap)
 			return 0;
 		return ar_cli_error(env, "%s (ALLOCRR_SHIM names the recorder's liballocrr-rec.so)", strerror(errno));
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *dir = dirname(exe);
+	char dir[PATH_MAX];
+	if (ar_cli_exe_dir(dir, sizeof dir) == 0) {
 		const char *cands[] = {"%s/../lib/liballocrr-rec.so", "%s/../lib/allocrr/liballocrr-rec.so"};
 		for (size_t i = 0; i < 2; i++) {
 			char p[PATH_MAX + 64];

@@ -39,6 +39,7 @@
 #include "allocrec_attach.h"
 #include "allocrec_gdb.h"
 #include "ar_cli.h"
+#include "ar_readfile.h"
 #include "ar_trace.h"
 #include "rec_attach.h"
 #include "rec_ctl_dir.h"
@@ -102,15 +103,12 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
-static int parse_duration_s(const char *s, unsigned long long *ns)
+int allocrec_duration_arg(const char *arg, unsigned long long *ns)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v > 0) || v > 366.0 * 86400.0)
-		return -1;
-	*ns = (unsigned long long)(v * 1e9);
-	return *ns ? 0 : -1;
+	if (ar_cli_parse_seconds(arg, ns) != 0)
+		return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 or 30), "
+					  "not '%s'", arg);
+	return 0;
 }
 
 enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION };
@@ -123,7 +121,7 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		{"level", required_argument, NULL, OPT_LEVEL}, {"duration", required_argument, NULL, OPT_DURATION},
 		{"quiet", no_argument, NULL, 'q'},             {NULL, 0, NULL, 0}};
 	*o = (attach_opts_t){.level = 3};
-	int c, have_pid = 0;
+	int c, rc, have_pid = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -157,9 +155,8 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 			break;
 		}
 		case OPT_DURATION:
-			if (parse_duration_s(optarg, &o->duration_ns) != 0)
-				return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 "
-							  "or 30), not '%s'", optarg);
+			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
+				return rc;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -185,16 +182,7 @@ static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t cap)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = 0;
-	return (ssize_t)n;
+	return ar_read_small_file(path, buf, cap);
 }
 
 static long status_field(const char *status, const char *name)
@@ -251,14 +239,8 @@ static int scan_maps(pid_t pid, const char *our_shim, int *has_so, int *has_ours
 static int ptrace_scope(void)
 {
 	char buf[16];
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	return atoi(buf);
 }
 

@@ -32,6 +32,7 @@
 
 #include "allocrec_gdb.h"
 #include "ar_cli.h"
+#include "ar_readfile.h"
 
 #define GDB_TIMEOUT_S 60 /* one gdb run: attach, dlopen, attach call, detach */
 #define PICK_TRIES 30    /* gdb runs that found every thread busy before we give up */
@@ -173,12 +174,8 @@ char allocrec_proc_state(pid_t pid)
 {
 	char path[64], status[4096];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file(path, status, sizeof status) < 0)
 		return 0;
-	ssize_t n = read(fd, status, sizeof status - 1);
-	close(fd);
-	status[n > 0 ? n : 0] = 0;
 	const char *s = strstr(status, "\nState:");
 	if (!s)
 		return 0;

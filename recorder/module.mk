@@ -16,7 +16,7 @@ REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_conf
 	allocators/registry_probe.c
 # Attach (allocrec -p PID): the injected shim's entry points and GOT rebinding.
 REC_SHIM_SRCS += recorder/rec_attach.c recorder/rec_got.c
-REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/trace_id.c %/liveset.c,$(wildcard trace-format/*.c))
+REC_SHIM_TRACE_SRCS := $(filter-out %/reader.c %/iter.c %/decode.c %/liveset.c,$(wildcard trace-format/*.c))
 REC_SHIM_OBJS := $(patsubst %.c,$(BUILD)/obj-shim/%.o,$(REC_SHIM_SRCS) $(REC_SHIM_TRACE_SRCS))
 REC_SHIM_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=% -fno-omit-frame-pointer,$(CFLAGS_OUR)) \
 	-fvisibility=hidden -ftls-model=initial-exec -Irecorder -Iallocators

@@ -282,17 +282,7 @@ static int start_timer(uint64_t duration_ns)
 	timer_arg_t *a = &timer_args[attach_gen & 1];
 	a->gen = attach_gen;
 	a->deadline_ns = rec_mono_ns() + duration_ns;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it: no signal is ours to take */
-	pthread_t th;
-	int rc = pthread_create(&th, &at, duration_timer, a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&at);
-	return rc == 0 ? 0 : -1;
+	return rec_thread_start_detached(duration_timer, a, 0) == 0 ? 0 : -1;
 }
 
 /* ---- attach ------------------------------------------------------------------------------ */

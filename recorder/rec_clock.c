@@ -44,8 +44,7 @@ static uint64_t base_tsc, base_ns;           /* the start pair, for refits */
  * (ar_cpu.h: the kernel's flags and CPUID agree; never allocates). */
 static int cpu_has_stable_tsc(void)
 {
-	unsigned want = AR_CPU_TSC | AR_CPU_INVARIANT_TSC;
-	return (ar_cpu_tsc_features() & want) == want;
+	return ar_cpu_tsc_is_time(ar_cpu_tsc_features());
 }
 
 #if HAVE_TSC

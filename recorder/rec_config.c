@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ar_readfile.h"
 #include "rec_internal.h"
 
 rec_config_t rec_cfg;
@@ -97,14 +98,8 @@ static int setting_int(const char *name, int dflt)
 static void read_prog_name(void)
 {
 	char buf[4096];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file("/proc/self/cmdline", buf, sizeof buf) <= 0)
 		return;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	const char *b = strrchr(buf, '/');
 	b = b ? b + 1 : buf;
 	if (*b)

@@ -194,17 +194,7 @@ static int start_for(pid_t pid)
 	path_of(path, sizeof path, "cmd");
 	unlink(path); /* a command for an earlier process of this pid */
 	publish("ctl", text);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	pthread_t th;
-	int rc = pthread_create(&th, &attr, control_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = rec_thread_start_detached(control_main, NULL, 128 * 1024);
 	if (rc != 0) {
 		path_of(path, sizeof path, "ctl");
 		unlink(path);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_readfile.h"
 #include "rec_ctl_dir.h"
 
 static int own_dir(const char *path, struct stat *st)
@@ -60,14 +61,8 @@ unsigned long long rec_ctl_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file(path, buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	const char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;

@@ -291,6 +291,15 @@ void rec_threads_reset(void);
  * free list; a live thread's record is reused on its next call, with a new
  * index), the generation bumped. list: the writer's lists, all_next. */
 void rec_threads_new_generation(rec_thread_t *list);
+/* The writer is done with t: its owner is told (writer_gone: it hands no
+ * more buffers back) and the buffers it handed back go on the free list. */
+void rec_thread_writer_done(rec_thread_t *t);
+/* Start fn(arg) on a detached thread of the recorder's own (writer,
+ * control, --duration timer) with every signal blocked, so that none of
+ * the program's signals is ever delivered to it; stack_size 0 = the
+ * default. The caller's signal mask is unchanged afterwards. 0, or
+ * pthread_create's error number. */
+int rec_thread_start_detached(void *(*fn)(void *), void *arg, size_t stack_size);
 /* Bumped when a new trace starts in this process (fork child, failed
  * exec): records of an older generation belong to the old trace. */
 extern unsigned rec_generation;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_readfile.h"
 #include "rec_internal.h"
 #include "registry_int.h"
 
@@ -203,15 +204,9 @@ uint64_t rec_process_tick(uint64_t now)
 /* VmHWM of /proc/self/status in bytes, 0 when unknown. */
 static uint64_t read_hwm(void)
 {
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
 	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
+	if (ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
 		return 0;
-	buf[n] = 0;
 	const char *p = strstr(buf, "\nVmHWM:");
 	if (!p)
 		return 0;

@@ -44,6 +44,12 @@
 
 #include "rec_internal.h"
 
+/* The stack table is not common/ar_hash.h's: any thread, and a signal
+ * handler interrupting one, inserts at once without a lock (a lock could
+ * deadlock against the handler), so slots are claimed by compare-and-swap,
+ * published by a release store, never moved and never removed, and the
+ * table never grows (probes stop after 64). ar_hash.h's table moves entries
+ * on removal and growth and needs its caller to serialise. */
 #define TABLE_BITS 20
 #define TABLE_SIZE (1u << TABLE_BITS)
 #define ARENA_FRAMES (16u * 1024u * 1024u) /* 128 MiB of address space, touched as used */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ar_readfile.h"
 #include "rec_internal.h"
 
 __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
@@ -329,16 +330,9 @@ void rec_thread_read_name(pid_t tid, char name[32])
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
 	name[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, name, 31);
-	close(fd);
-	if (n <= 0)
-		return;
-	if (name[n - 1] == '\n')
-		n--;
-	name[n] = 0;
+	ssize_t n = ar_read_small_file(path, name, 32);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = 0;
 }
 
 void rec_thread_exit(rec_thread_t *t)
@@ -403,16 +397,38 @@ void rec_threads_reset(void)
 	membarrier_register();
 }
 
+void rec_thread_writer_done(rec_thread_t *t)
+{
+	atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
+	rec_buf_t *r = atomic_exchange(&t->returned, NULL);
+	while (r) {
+		rec_buf_t *n = r->next;
+		rec_buf_free_list_push(r);
+		r = n;
+	}
+}
+
+int rec_thread_start_detached(void *(*fn)(void *), void *arg, size_t stack_size)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (stack_size)
+		pthread_attr_setstacksize(&attr, stack_size);
+	pthread_t th;
+	int rc = pthread_create(&th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 void rec_threads_new_generation(rec_thread_t *list)
 {
 	for (rec_thread_t *t = list; t; t = t->all_next) {
-		atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
-		rec_buf_t *r = atomic_exchange(&t->returned, NULL);
-		while (r) {
-			rec_buf_t *n = r->next;
-			rec_buf_free_list_push(r);
-			r = n;
-		}
+		rec_thread_writer_done(t);
 		rec_buf_t *c = atomic_exchange(&t->cur, NULL); /* none after a clean close */
 		if (c)
 			rec_buf_free_list_push(c);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ar_readfile.h"
 #include "rec_internal.h"
 
 static ar_header_t hdr;
@@ -134,15 +135,8 @@ void rec_fail(const char *fmt, ...)
 /* ---- header and file --------------------------------------------------------------- */
 static void read_cmdline(char *out, size_t cap)
 {
-	out[0] = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < cap && (r = read(fd, out + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fd);
+	ssize_t got = ar_read_small_file("/proc/self/cmdline", out, cap);
+	size_t n = got > 0 ? (size_t)got : 0;
 	while (n > 0 && out[n - 1] == 0)
 		n--;
 	for (size_t i = 0; i < n; i++)

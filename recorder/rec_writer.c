@@ -195,13 +195,7 @@ static void steal_all(uint64_t min_age_ns)
 			write_buf(b);
 		}
 		if (t->exited && !atomic_load(&t->cur) && !atomic_load(&t->in_call)) {
-			atomic_store_explicit(&t->writer_gone, 1, memory_order_release);
-			rec_buf_t *r = atomic_exchange(&t->returned, NULL);
-			while (r) {
-				rec_buf_t *n = r->next;
-				rec_buf_free_list_push(r);
-				r = n;
-			}
+			rec_thread_writer_done(t);
 			*pp = t->all_next;
 			t->all_next = gone;
 			gone = t;
@@ -451,20 +445,10 @@ int rec_writer_start(void)
 		return atomic_load(&rec_writer_running) ? 0 : -1;
 	int saved = rec_tls.in_shim;
 	rec_tls.in_shim = REC_SHIM_INTERNAL; /* pthread_create allocates for us */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	pthread_t th;
 	atomic_store(&rec_writer_running, 1);
-	int rc = pthread_create(&th, &attr, writer_main, NULL);
+	int rc = rec_thread_start_detached(writer_main, NULL, 256 * 1024);
 	if (rc != 0)
 		atomic_store(&rec_writer_running, 0);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	rec_tls.in_shim = saved;
 	atomic_store(&writer_starting, 0);
 	return rc == 0 ? 0 : -1;

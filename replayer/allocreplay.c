@@ -41,6 +41,7 @@
 
 #include "ar_cli.h"
 #include "ar_escape.h"
+#include "ar_trace_id.h"
 #include "plan.h"
 #include "progress.h"
 #include "replay.h"

@@ -45,7 +45,7 @@ $(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(RESULTS
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
-	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_LDLIBS)
+	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_ID_LDLIBS) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
 REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route
@@ -62,16 +62,16 @@ $(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_comp
 		$(REPLAY_WL_OBJS) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(REPLAY_WL_OBJS) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(REPLAY_WL_OBJS) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # --route's rules and map (replayer/route.c): linked with the compiler to make workloads.
 $(BUILD)/obj/replayer/tests/test_replay_route.o: CFLAGS_OUR += -Iallocators
 $(BUILD)/tests/test_replay_route: $(BUILD)/obj/replayer/tests/test_replay_route.o \
-		$(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(TRACE_LIB)
+		$(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
-	  $(TRACE_LDLIBS)
+	  $(COMMON_LIB) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
 # xthread: producer/consumer with cross-thread frees, recorded by allocrec.
@@ -103,7 +103,7 @@ $(REPLAY_BENCH_OBJS): CFLAGS_OUR += -Itraces/gen
 $(REPLAY_BENCH): $(REPLAY_BENCH_OBJS) $(REPLAY_WL_OBJS) $(SYNTH_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPLAY_BENCH_OBJS) $(REPLAY_WL_OBJS) $(SYNTH_LIB) $(TRACE_LDLIBS)
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(REPLAY_BENCH_OBJS) $(REPLAY_WL_OBJS) $(SYNTH_LIB) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 .PHONY: bench-replay-compile
 bench-replay-compile: $(REPLAY_BENCH) $(BENCH_FORMAT)

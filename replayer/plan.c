@@ -434,20 +434,6 @@ static int resolve_allocators(const ar_replay_options_t *o, ar_plan_t *p)
 	return rc;
 }
 
-/* Directory of this executable into dir. 0, or -1. */
-static int exe_dir(char *dir, size_t cap)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
-	if (n <= 0)
-		return -1;
-	dir[n] = '\0';
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 /*
  * The worker binary into out: $ALLOCRR_WORKER when set (the user's choice
  * is never second-guessed), else next to this executable (the build tree),
@@ -465,7 +451,7 @@ static int find_worker(char *out, size_t cap)
 				    strerror(errno));
 	}
 	char dir[PATH_MAX - 64], tried[2][PATH_MAX];
-	if (exe_dir(dir, sizeof dir) != 0)
+	if (ar_cli_exe_dir(dir, sizeof dir) != 0)
 		return ar_cli_error(NULL, "cannot find %s: /proc/self/exe is unreadable (set "
 				    "ALLOCRR_WORKER)", WORKER_NAME);
 	snprintf(tried[0], sizeof tried[0], "%s/%s", dir, WORKER_NAME);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ar_cli.h"
 #include "ar_trace.h"
 #include "sites_child.h"
 
@@ -47,14 +48,8 @@ static int find_alloctrace(char *out, size_t cap)
 		return access(out, X_OK);
 	}
 	char dir[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-	if (n <= 0)
+	if (ar_cli_exe_dir(dir, sizeof dir) != 0)
 		return -1;
-	dir[n] = '\0';
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
 	if ((size_t)snprintf(out, cap, "%s/%s", dir, ALLOCTRACE_NAME) >= cap)
 		return -1;
 	return access(out, X_OK);

@@ -18,8 +18,7 @@ static int pick_timer(void)
 {
 	unsigned f = ar_cpu_tsc_features();
 	const char *force = getenv("ALLOCRR_TIMER");
-	if ((f & (AR_CPU_TSC | AR_CPU_INVARIANT_TSC)) != (AR_CPU_TSC | AR_CPU_INVARIANT_TSC) ||
-	    (force && strcmp(force, "clock_gettime") == 0))
+	if (!ar_cpu_tsc_is_time(f) || (force && strcmp(force, "clock_gettime") == 0))
 		return AR_TIMER_CLOCK_GETTIME;
 	if (!(f & AR_CPU_RDTSCP) || (force && strcmp(force, "rdtsc") == 0))
 		return AR_TIMER_RDTSC;

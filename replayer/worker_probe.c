@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ar_alloc.h"
+#include "ar_readfile.h"
 #include "worker.h"
 #include "worker_proto.h"
 
@@ -54,14 +55,8 @@ static uint64_t status_kb(const char *buf, const char *name)
 int ar_probe_rss(uint64_t *rss, uint64_t *hwm)
 {
 	static char buf[8192];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	*rss = status_kb(buf, "\nVmRSS");
 	*hwm = status_kb(buf, "\nVmHWM");
 	return *rss && *hwm ? 0 : -1;
@@ -103,13 +98,8 @@ static char paranoid[16] = "?";
 
 void ar_probe_perf_open(void)
 {
-	int pfd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
-	if (pfd >= 0) {
-		ssize_t n = read(pfd, paranoid, sizeof paranoid - 1);
-		paranoid[n > 0 ? n : 0] = '\0';
-		paranoid[strcspn(paranoid, "\n")] = '\0';
-		close(pfd);
-	}
+	ar_read_small_file("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof paranoid); /* else "?" */
+	paranoid[strcspn(paranoid, "\n")] = '\0';
 	for (size_t i = 0; i < NCTR; i++) {
 		struct perf_event_attr a;
 		memset(&a, 0, sizeof a);

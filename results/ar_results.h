@@ -433,7 +433,7 @@ void ar_res_diff_print(FILE *f, const ar_res_diff_t *d, const char *old_path, co
 /* ---- format.c ---- */
 /* Human formats into buf: "6.80 M", "652.0 KiB", "1.2 us"; "-" for NAN. */
 const char *ar_res_fmt_num(char *buf, size_t n, double v);
-const char *ar_res_fmt_bytes(char *buf, size_t n, double v);
+const char *ar_res_fmt_bytes(char *buf, size_t n, double v); /* common/ar_numfmt.h's ar_fmt_bytes */
 const char *ar_res_fmt_ns(char *buf, size_t n, double v);
 /* malloc'ed printf; aborts the program on out of memory. */
 char *ar_res_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

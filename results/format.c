@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ar_cli.h"
+#include "ar_numfmt.h"
 #include "ar_results.h"
 
 const char *ar_res_fmt_num(char *buf, size_t n, double v)
@@ -32,19 +33,7 @@ const char *ar_res_fmt_num(char *buf, size_t n, double v)
 
 const char *ar_res_fmt_bytes(char *buf, size_t n, double v)
 {
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	if (isnan(v)) {
-		snprintf(buf, n, "-");
-		return buf;
-	}
-	int i = 0;
-	double d = v;
-	while (fabs(d) >= 1024 && i < 4) {
-		d /= 1024;
-		i++;
-	}
-	snprintf(buf, n, i && d != floor(d) ? "%.1f %s" : "%.0f %s", d, unit[i]);
-	return buf;
+	return ar_fmt_bytes(buf, n, v, 0);
 }
 
 const char *ar_res_fmt_ns(char *buf, size_t n, double v)

@@ -12,7 +12,7 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TRACE_LIB) $(SYNTH_LIB
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $(filter %.o,$^) $(SYNTH_LIB) $(TRACE_LDLIBS) -lpthread
 
 # Tests of common/ and analysis/ modules link the module's objects too.
-$(BUILD)/tests/test_common: $(call objs,common/cli.c common/cpu.c common/escape.c)
+$(BUILD)/tests/test_common: $(call objs,common/cli.c common/cli_size.c common/cpu.c common/escape.c common/numfmt.c)
 $(BUILD)/tests/test_escape: $(call objs,common/escape.c)
 $(BUILD)/tests/test_gate: $(call objs,common/gate.c)
 $(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)

@@ -564,7 +564,6 @@ typedef struct ar_liveset {
 	__int128 peak_window; /* highest live_exact - preexisting_exact so far */
 	ar_live_t *tab; /* open addressing on ptr, 0 = empty; backward-shift deletion */
 	uint64_t cap;
-	unsigned shift;
 	ar_live_pending_t *pending; /* a min-heap on seq2 */
 	uint64_t pending_cap;
 	ar_live_released_fn *released;
@@ -610,11 +609,6 @@ int ar_event_releases_input(const ar_event_t *e);
 /* SPEC 5.5: bytes an allocation event asks for (count * size for calloc and
  * reallocarray, 2^64-1 when that overflows; 0 for free). */
 uint64_t ar_event_request_bytes(const ar_event_t *e);
-
-/* ---- identity ------------------------------------------------------------- */
-/* The lowercase hex SHA-256 of the file at path into out[65]: the key under
- * which results and corpora name a trace. 0, or -1 with errno set. */
-int ar_trace_sha256(const char *path, char out[65]);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
  * (replayer/wl_compile.c) both go through it, so the rule lives here once.
  *
  * Invariants:
- *   - tab: open addressing on the address (ptr 0 = empty), Fibonacci
+ *   - tab: common/ar_hash.h's table on the address (ptr 0 = empty), Fibonacci
  *     hashing, linear probing, at most half full; an entry holds the block
  *     whole (24 bytes), so a lookup mostly touches one cache line (the
  *     compiler's old split key/value arrays touched two); deletion shifts later
@@ -24,9 +24,10 @@
  */
 #include <stdlib.h>
 
+#include "ar_hash.h"
 #include "ar_trace.h"
 
-#define FIRST_LOG2CAP 12
+#define FIRST_CAP 4096 /* entries of the first address table */
 
 void ar_liveset_init(ar_liveset_t *ls, ar_live_released_fn *released, ar_live_acquired_fn *acquired, void *ctx)
 {
@@ -70,76 +71,23 @@ int ar_event_releases_input(const ar_event_t *e)
 	return e->result || request_bytes(e) == 0;
 }
 
-/* ---- the address table ---------------------------------------------------- */
-static inline uint64_t home(const ar_liveset_t *ls, uint64_t k)
-{
-	return (k * 0x9E3779B97F4A7C15ull) >> ls->shift;
-}
+/* ---- the address table (common/ar_hash.h) ---------------------------------- */
+#define LIVE_EMPTY(e) ((e)->ptr == 0)
+#define LIVE_KEY(ctx, e) ((e)->ptr)
+AR_HASH_DEFINE(live, ar_live_t, LIVE_EMPTY, LIVE_KEY, ar_hash_fib)
 
-/* Position of ptr (non-zero) in the table, or cap when absent. */
+AR_HASH_DEFINE_GROW(live, ar_live_t, AR_HASH_CALLOC, AR_HASH_FREE)
+
+/* Position of ptr (non-zero) in the table, or AR_HASH_ABSENT. */
 static inline uint64_t slot_of(const ar_liveset_t *ls, uint64_t ptr)
 {
-	const ar_live_t *tab = ls->tab;
-	uint64_t mask = ls->cap - 1;
-	if (!tab)
-		return 0;
-	for (uint64_t i = home(ls, ptr);; i = (i + 1) & mask) {
-		if (tab[i].ptr == ptr)
-			return i;
-		if (!tab[i].ptr)
-			return ls->cap;
-	}
-}
-
-/* Double the table (or make the first one). 0 or AR_ENOMEM. */
-static __attribute__((noinline)) int grow(ar_liveset_t *ls)
-{
-	unsigned log2cap = ls->cap ? 64 - ls->shift + 1 : FIRST_LOG2CAP;
-	if (log2cap >= 59)
-		return AR_ENOMEM;
-	uint64_t cap = (uint64_t)1 << log2cap, mask = cap - 1;
-	ar_live_t *n = calloc(cap, sizeof *n);
-	if (!n)
-		return AR_ENOMEM;
-	ls->shift = 64 - log2cap;
-	for (uint64_t i = 0; i < ls->cap; i++) {
-		if (!ls->tab[i].ptr)
-			continue;
-		uint64_t j = home(ls, ls->tab[i].ptr);
-		while (n[j].ptr)
-			j = (j + 1) & mask;
-		n[j] = ls->tab[i];
-	}
-	free(ls->tab);
-	ls->tab = n;
-	ls->cap = cap;
-	return 0;
+	return live_find(ls->tab, ls->cap - 1, NULL, ptr);
 }
 
 /* Room for one more block: the table at most half full. 0 or AR_ENOMEM. */
 static inline int reserve(ar_liveset_t *ls)
 {
-	return (ls->len + 1) * 2 <= ls->cap ? 0 : grow(ls);
-}
-
-/* Remove the entry at position i: later entries of its probe run move back
- * into the hole unless their home lies cyclically in (hole, j]. (Locals,
- * not ls->: stores to the table could alias them under
- * -fno-strict-aliasing and force reloads.) */
-static inline void remove_at(ar_liveset_t *ls, uint64_t i)
-{
-	ar_live_t *tab = ls->tab;
-	uint64_t mask = ls->cap - 1;
-	unsigned shift = ls->shift;
-	for (uint64_t j = (i + 1) & mask; tab[j].ptr; j = (j + 1) & mask) {
-		uint64_t h = (tab[j].ptr * 0x9E3779B97F4A7C15ull) >> shift;
-		int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
-		if (!stays) {
-			tab[i] = tab[j];
-			i = j;
-		}
-	}
-	tab[i].ptr = 0;
+	return live_reserve(&ls->tab, &ls->cap, ls->len, FIRST_CAP, NULL) ? AR_ENOMEM : 0;
 }
 
 static inline uint64_t saturated(unsigned __int128 v)
@@ -159,9 +107,7 @@ static inline __attribute__((always_inline)) int make_live(ar_liveset_t *ls, con
 	if (reserve(ls))
 		return AR_ENOMEM;
 	ar_live_t *tab = ls->tab;
-	uint64_t mask = ls->cap - 1, i = home(ls, b->ptr);
-	while (tab[i].ptr && tab[i].ptr != b->ptr)
-		i = (i + 1) & mask;
+	uint64_t i = live_pos(tab, ls->cap - 1, NULL, b->ptr);
 	if (tab[i].ptr) { /* the trace hands out a live address again: the older block is gone */
 		ar_live_t old = tab[i];
 		ls->live_exact -= old.bytes;
@@ -272,7 +218,7 @@ int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_
 		return 0;
 	}
 	uint64_t bytes = ls->tab[i].bytes, tag = ls->tab[i].tag;
-	remove_at(ls, i);
+	live_remove_at(ls->tab, ls->cap - 1, NULL, i);
 	ls->len--;
 	ls->live_exact -= bytes;
 	if (out)

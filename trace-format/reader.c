@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_hash.h"
 #include "reader_int.h"
 
 int ar_grow(void **arr, size_t sz, size_t *cap, size_t need)
@@ -43,62 +44,26 @@ int ar_reader_fail(ar_reader_t *r, int code, uint64_t offset, const char *fmt, .
 	return code;
 }
 
-static uint32_t hash32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352dU;
-	x ^= x >> 15;
-	x *= 0x846ca68bU;
-	return x ^ (x >> 16);
-}
+/* Threads and stacks are found through index tables (common/ar_hash.h) of
+ * slot+1 values, 0 = empty; the key lives in the slot. */
+#define IDX_EMPTY(e) (*(e) == 0)
+#define THREAD_KEY(ctx, e) (((const thread_slot_t *)(ctx))[*(e) - 1].info.index)
+#define STACK_KEY(ctx, e) (((const stack_slot_t *)(ctx))[*(e) - 1].id)
+AR_HASH_DEFINE(thread_idx, uint32_t, IDX_EMPTY, THREAD_KEY, ar_hash_mix32)
+AR_HASH_DEFINE(stack_idx, uint32_t, IDX_EMPTY, STACK_KEY, ar_hash_mix32)
 
-/* Find `key` in an open-addressing table of slot+1 values; *pos gets the
- * position where it is or where it would go. */
-static uint32_t *hash_find(uint32_t *tab, uint32_t cap, uint32_t key, const void *slots, size_t sz,
-			   size_t key_off)
-{
-	for (uint32_t i = hash32(key) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		if (tab[i] == 0)
-			return &tab[i];
-		uint32_t k;
-		memcpy(&k, (const char *)slots + (tab[i] - 1) * sz + key_off, sizeof k);
-		if (k == key)
-			return &tab[i];
-	}
-}
-
-/* Rebuild a hash table with twice the room when it is half full. */
-static int hash_reserve(uint32_t **tab, uint32_t *cap, uint32_t n, const void *slots, size_t sz, size_t key_off)
-{
-	if (*cap && (n + 1) * 2 <= *cap)
-		return 0;
-	uint32_t ncap = *cap ? *cap * 2 : 64;
-	uint32_t *t = calloc(ncap, sizeof *t);
-	if (!t)
-		return AR_ENOMEM;
-	for (uint32_t s = 0; s < n; s++) {
-		uint32_t k;
-		memcpy(&k, (const char *)slots + s * sz + key_off, sizeof k);
-		*hash_find(t, ncap, k, slots, sz, key_off) = s + 1;
-	}
-	free(*tab);
-	*tab = t;
-	*cap = ncap;
-	return 0;
-}
+AR_HASH_DEFINE_GROW(thread_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
+AR_HASH_DEFINE_GROW(stack_idx, uint32_t, AR_HASH_CALLOC, AR_HASH_FREE)
 
 thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create)
 {
-	const size_t off = offsetof(thread_slot_t, info.index);
-	if (r->thread_hash_cap) {
-		uint32_t *h = hash_find(r->thread_hash, r->thread_hash_cap, index, r->threads, sizeof *r->threads, off);
-		if (*h)
-			return &r->threads[*h - 1];
-	}
+	uint64_t h = thread_idx_find(r->thread_hash, r->thread_hash_cap - 1, r->threads, index);
+	if (h != AR_HASH_ABSENT)
+		return &r->threads[r->thread_hash[h] - 1];
 	if (!create)
 		return NULL;
 	size_t cap = r->threads_cap;
-	if (hash_reserve(&r->thread_hash, &r->thread_hash_cap, r->nthreads, r->threads, sizeof *r->threads, off) ||
+	if (thread_idx_reserve(&r->thread_hash, &r->thread_hash_cap, r->nthreads, 64, r->threads) ||
 	    ar_grow((void **)&r->threads, sizeof *r->threads, &cap, r->nthreads + 1u))
 		return NULL;
 	r->threads_cap = (uint32_t)cap;
@@ -106,7 +71,7 @@ thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create)
 	memset(t, 0, sizeof *t);
 	t->info.index = index;
 	t->first_block = t->last_block = -1;
-	*hash_find(r->thread_hash, r->thread_hash_cap, index, r->threads, sizeof *r->threads, off) = ++r->nthreads;
+	r->thread_hash[thread_idx_pos(r->thread_hash, r->thread_hash_cap - 1, r->threads, index)] = ++r->nthreads;
 	return t;
 }
 
@@ -190,9 +155,8 @@ static int add_stack(ar_reader_t *r, mrd_t *m)
 		m->bad = 1;
 		return 0;
 	}
-	const size_t off = offsetof(stack_slot_t, id);
 	size_t cap = r->stacks_cap, fcap = r->frames_cap;
-	if (hash_reserve(&r->stack_hash, &r->stack_hash_cap, r->nstacks, r->stacks, sizeof *r->stacks, off) ||
+	if (stack_idx_reserve(&r->stack_hash, &r->stack_hash_cap, r->nstacks, 64, r->stacks) ||
 	    ar_grow((void **)&r->stacks, sizeof *r->stacks, &cap, r->nstacks + 1u) ||
 	    ar_grow((void **)&r->frames, sizeof *r->frames, &fcap, r->nframes + depth))
 		return AR_ENOMEM;
@@ -205,7 +169,7 @@ static int add_stack(ar_reader_t *r, mrd_t *m)
 	}
 	if (m->bad)
 		return 0;
-	uint32_t *h = hash_find(r->stack_hash, r->stack_hash_cap, (uint32_t)id, r->stacks, sizeof *r->stacks, off);
+	uint32_t *h = &r->stack_hash[stack_idx_pos(r->stack_hash, r->stack_hash_cap - 1, r->stacks, id)];
 	if (*h) /* a repeated id keeps its first definition (SPEC 6.5) */
 		return 0;
 	r->stacks[r->nstacks] = (stack_slot_t){(uint32_t)id, (uint32_t)depth, r->nframes};
@@ -695,13 +659,10 @@ const uint64_t *ar_reader_stack_at(const ar_reader_t *r, uint32_t i, uint32_t *i
 
 const uint64_t *ar_reader_stack(const ar_reader_t *r, uint32_t id, uint32_t *depth)
 {
-	if (!r->stack_hash_cap)
+	uint64_t h = stack_idx_find(r->stack_hash, r->stack_hash_cap - 1, r->stacks, id);
+	if (h == AR_HASH_ABSENT)
 		return NULL;
-	uint32_t *h = hash_find(r->stack_hash, r->stack_hash_cap, id, r->stacks, sizeof *r->stacks,
-				offsetof(stack_slot_t, id));
-	if (!*h)
-		return NULL;
-	const stack_slot_t *s = &r->stacks[*h - 1];
+	const stack_slot_t *s = &r->stacks[r->stack_hash[h] - 1];
 	if (depth)
 		*depth = s->depth;
 	return stack_frames(r, s);

@@ -62,13 +62,13 @@ struct ar_reader {
 
 	thread_slot_t *threads;
 	uint32_t nthreads, threads_cap;
-	uint32_t *thread_hash; /* open addressing: slot+1, 0 = empty */
-	uint32_t thread_hash_cap;
+	uint32_t *thread_hash; /* ar_hash.h index table: slot+1, 0 = empty */
+	uint64_t thread_hash_cap;
 
 	stack_slot_t *stacks;
 	uint32_t nstacks, stacks_cap;
 	uint32_t *stack_hash;
-	uint32_t stack_hash_cap;
+	uint64_t stack_hash_cap;
 	uint64_t *frames;
 	uint64_t nframes, frames_cap;
 

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ar_hash.h"
 #include "lock.h"
 #include "os.h"
 #include "tunables.h"
@@ -139,9 +140,10 @@ static void m_byte(msg_t *m, const char *what, size_t off, unsigned got, unsigne
 
 /* ---- the live table: address -> requested size --------------------------------- */
 
-/* Open addressing with linear probing, sharded by address so threads rarely
- * share a lock; each shard's table lives in its own mapping and doubles at
- * half load. Deletion shifts the following run back (no tombstones). */
+/* common/ar_hash.h's table (linear probing, backward-shift deletion),
+ * sharded by address so threads rarely share a lock; each shard's table lives
+ * in its own mapping (never malloc: this is the allocator) and doubles at
+ * half load. */
 #define SHARDS 64
 #define TABLE_MIN ((size_t)4096) /* entries: 64 KiB */
 
@@ -153,16 +155,17 @@ typedef struct entry {
 typedef struct shard {
 	ar_lock_t lock;
 	entry_t *tab;
-	size_t mask; /* capacity - 1, or 0 before the first insert */
+	uint64_t cap; /* 0 before the first insert */
 	size_t count;
 } __attribute__((aligned(64))) shard_t;
 
 static shard_t shards[SHARDS];
 
+/* The product's top 6 bits pick the shard (shard_of), the next ones the
+ * position in the shard's table (ar_hash.h takes the high bits). */
 static inline uint64_t hash(uintptr_t key)
 {
-	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	return ((uint64_t)key * 0x9e3779b97f4a7c15ull) << 6;
 }
 
 static inline shard_t *shard_of(uintptr_t key)
@@ -170,33 +173,11 @@ static inline shard_t *shard_of(uintptr_t key)
 	return &shards[(uint64_t)key * 0x9e3779b97f4a7c15ull >> 58];
 }
 
-/* Place (key, size) in a table known not to hold key and to have room. */
-static void place(entry_t *tab, size_t mask, uintptr_t key, size_t size)
-{
-	size_t i = hash(key) & mask;
-	while (tab[i].key)
-		i = (i + 1) & mask;
-	tab[i].key = key;
-	tab[i].size = size;
-}
-
-/* Double s's capacity; -1 when the kernel refuses (the old table stays). */
-static int grow(shard_t *s)
-{
-	size_t cap = s->tab ? (s->mask + 1) * 2 : TABLE_MIN;
-	entry_t *tab = ar_os_map(cap * sizeof *tab);
-	if (!tab)
-		return -1;
-	if (s->tab) {
-		for (size_t i = 0; i <= s->mask; i++)
-			if (s->tab[i].key)
-				place(tab, cap - 1, s->tab[i].key, s->tab[i].size);
-		ar_os_unmap(s->tab, (s->mask + 1) * sizeof *tab);
-	}
-	s->tab = tab;
-	s->mask = cap - 1;
-	return 0;
-}
+#define ENTRY_EMPTY(e) ((e)->key == 0)
+#define ENTRY_KEY(ctx, e) ((e)->key)
+#define MAP_FREE(p, bytes) ar_os_unmap((p), (bytes))
+AR_HASH_DEFINE(ltab, entry_t, ENTRY_EMPTY, ENTRY_KEY, hash)
+AR_HASH_DEFINE_GROW(ltab, entry_t, ar_os_map, MAP_FREE)
 
 /* 0 inserted; 1 key is already live (the core handed out a live block);
  * -1 no memory for the table. */
@@ -207,20 +188,15 @@ static int live_insert(const void *p, size_t size)
 	int r = 0;
 	ar_lock(&s->lock);
 	/* Grow at half load; if that fails, carry on while a slot is left. */
-	if ((!s->tab || (s->count + 1) * 2 > s->mask + 1) && grow(s) != 0 &&
-	    (!s->tab || s->count + 1 > s->mask)) {
+	if (ltab_reserve(&s->tab, &s->cap, s->count, TABLE_MIN, NULL) != 0 && (!s->tab || s->count + 2 > s->cap)) {
 		ar_unlock(&s->lock);
 		return -1;
 	}
-	size_t i = hash(key) & s->mask;
-	for (; s->tab[i].key; i = (i + 1) & s->mask)
-		if (s->tab[i].key == key) {
-			r = 1;
-			break;
-		}
-	if (r == 0) {
-		s->tab[i].key = key;
-		s->tab[i].size = size;
+	entry_t *e = &s->tab[ltab_pos(s->tab, s->cap - 1, NULL, key)];
+	if (e->key) {
+		r = 1;
+	} else {
+		*e = (entry_t){key, size};
 		s->count++;
 	}
 	ar_unlock(&s->lock);
@@ -234,29 +210,13 @@ static int live_find(const void *p, size_t *size, int remove)
 	shard_t *s = shard_of(key);
 	int r = -1;
 	ar_lock(&s->lock);
-	if (s->tab) {
-		size_t mask = s->mask, i = hash(key) & mask;
-		for (; s->tab[i].key; i = (i + 1) & mask)
-			if (s->tab[i].key == key) {
-				r = 0;
-				break;
-			}
-		if (r == 0) {
-			*size = s->tab[i].size;
-			if (remove) {
-				/* Backward shift: move each following entry whose home
-				 * is not in (i, j] into the hole. */
-				s->tab[i].key = 0;
-				for (size_t j = (i + 1) & mask; s->tab[j].key; j = (j + 1) & mask) {
-					size_t home = hash(s->tab[j].key) & mask;
-					if (((j - home) & mask) >= ((j - i) & mask)) {
-						s->tab[i] = s->tab[j];
-						s->tab[j].key = 0;
-						i = j;
-					}
-				}
-				s->count--;
-			}
+	uint64_t i = ltab_find(s->tab, s->cap - 1, NULL, key);
+	if (i != AR_HASH_ABSENT) {
+		r = 0;
+		*size = s->tab[i].size;
+		if (remove) {
+			ltab_remove_at(s->tab, s->cap - 1, NULL, i);
+			s->count--;
 		}
 	}
 	ar_unlock(&s->lock);

@@ -7,50 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ar_size.h"
 #include "util.h"
 
-/* Parse s into *out; 0 on success, -1 when s is not a valid number. */
+/* Parse s into *out (ar_size.h: decimal or 0x hex, k/m/g units); 0 on
+ * success, -1 when s is not a valid number. */
 static int parse_size(const char *s, size_t *out)
 {
-	unsigned base = 10;
-	size_t v = 0;
-	int digits = 0;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	for (;; s++) {
-		unsigned d;
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			break;
-		if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
-			return -1;
-		digits++;
-	}
-	if (!digits)
+	unsigned long long v;
+	if (ar_parse_size(s, AR_SIZE_HEX, &v) != 0 || v > SIZE_MAX)
 		return -1;
-	unsigned shift = 0;
-	switch (*s) {
-	case 'k': case 'K': shift = 10; s++; break;
-	case 'm': case 'M': shift = 20; s++; break;
-	case 'g': case 'G': shift = 30; s++; break;
-	default: break;
-	}
-	if (*s == 'i' && shift) /* accept "KiB"-style spellings too */
-		s++;
-	if ((*s == 'b' || *s == 'B') && shift)
-		s++;
-	if (*s != '\0')
-		return -1;
-	if (shift && v > (SIZE_MAX >> shift))
-		return -1;
-	*out = v << shift;
+	*out = (size_t)v;
 	return 0;
 }
 

@@ -219,7 +219,7 @@ run_all() {
 	$t xz -T2 -d -c "$out/comp.xz" >"$out/comp.back" && cmp -s "$out/comp.back" "$work/comp.in" || return 4
 	rm -f "$out/comp.back"
 	for ((i = 0; i < ncompile; i++)); do
-		(cd "$root" && $t gcc -O2 -std=c11 -D_GNU_SOURCE -DAR_ALLOC_DEBUG -Itrace-format \
+		(cd "$root" && $t gcc -O2 -std=c11 -D_GNU_SOURCE -DAR_ALLOC_DEBUG -Itrace-format -Icommon \
 			-Iallocators -Iallocators/common -Iallocators/pool -c "${srcs[i % ${#srcs[@]}]}" -o "$out/cc$i.o") || return 5
 	done
 	$t sqlite3 "$out/db.sqlite" <"$work/db.sql" >"$out/sqlite.out" || return 6

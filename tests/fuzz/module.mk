@@ -10,16 +10,16 @@ FUZZ_TARGETS := reader blocks alloctrace compile import
 # alloctrace: the subcommands that read a trace (alloctrace.h), not main()
 # nor gen and corpus, which write files; the symboliser is linked but off.
 FUZZ_SRCS_alloctrace := $(addprefix analysis/,cmd_common.c cmd_info.c cmd_verify.c cmd_dump.c \
-	cmd_stats.c cmd_stacks.c sites.c route_candidates.c livemap.c heapstats.c symbolize.c) common/cli.c common/escape.c
+	cmd_stats.c cmd_stacks.c sites.c route_candidates.c livemap.c heapstats.c symbolize.c) common/cli.c common/escape.c common/trace_id.c common/numfmt.c
 FUZZ_INC_alloctrace := -Ianalysis
-FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++
+FUZZ_LIBS_alloctrace := -ldw -lelf -lstdc++ -lcrypto
 # import: the importers' parsers and sink (alloctrace import), not the command.
 FUZZ_SRCS_import := $(addprefix analysis/,import_input.c import_sink.c import_memreplay.c import_mtrace.c)
 FUZZ_INC_import := -Ianalysis
 # compile: the workload compiler and the worker's way of opening its output.
 FUZZ_SRCS_compile := $(REPLAY_WL_SRCS)
 FUZZ_INC_compile := -Ireplayer
-FUZZ_LIBS_compile := -lpthread
+FUZZ_LIBS_compile := -lpthread $(REPLAY_WL_LDLIBS)
 # The libFuzzer builds of the targets that take a whole trace also mutate
 # the decoded content of its blocks (block_mutator.c: past zstd's checksum).
 FUZZ_MUTATOR_alloctrace := tests/fuzz/block_mutator.c
@@ -48,7 +48,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -D_GNU_SOURCE -Itrace-format -Icommon -fsanitize=
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(TRACE_SRCS) | $(DEPS_STAMP) $(TEST_DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(Q)clang $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -o $@ $< $(TRACE_SRCS) $(FUZZ_SRCS_$*) $(FUZZ_MUTATOR_$*) \
-	  -lzstd -lcrypto $(FUZZ_LIBS_$*)
+	  -lzstd $(FUZZ_LIBS_$*)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(FUZZ_BUILD)/fuzz_$(t): $(FUZZ_SRCS_$(t)) $(FUZZ_MUTATOR_$(t)) \
 	$(wildcard $(dir $(FUZZ_SRCS_$(t)))*.h) tests/fuzz/fuzz_input.h))
 

@@ -1,15 +1,20 @@
 /*
  * test_common.c — common/: the CPU feature decision (ar_cpu.h) on the
- * cpuinfo texts and CPUID answers of the machines we met, and the "-"
- * convention of ar_cli.h.
+ * cpuinfo texts and CPUID answers of the machines we met, the "-"
+ * convention of ar_cli.h, and the byte formatter (ar_numfmt.h) in both of
+ * its forms, sizes (ar_size.h, with the command lines' and the tunables'
+ * spellings) and durations.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "ar_cli.h"
 #include "ar_cpu.h"
+#include "ar_numfmt.h"
+#include "ar_size.h"
 #include "testing.h"
 
 #define ALL (AR_CPU_TSC | AR_CPU_INVARIANT_TSC | AR_CPU_RDTSCP)
@@ -101,6 +106,66 @@ static void test_bad_option_is_usage(void)
 	EXPECT(ar_cli_error("p", "x") == AR_EXIT_RUNTIME);
 }
 
+static void test_tsc_is_time(void)
+{
+	EXPECT(ar_cpu_tsc_is_time(AR_CPU_TSC | AR_CPU_INVARIANT_TSC));
+	EXPECT(ar_cpu_tsc_is_time(ALL));
+	EXPECT(!ar_cpu_tsc_is_time(AR_CPU_TSC | AR_CPU_RDTSCP));
+	EXPECT(!ar_cpu_tsc_is_time(AR_CPU_INVARIANT_TSC));
+	EXPECT(ar_cpu_tsc_is_time(ar_cpu_tsc_features_from(epyc_vm, ALL)));
+}
+
+static void test_bytes(void)
+{
+	char b[32];
+	/* allocreport's form: a whole number of a unit has no decimal */
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 0, 0), "0 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1023, 0), "1023 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1024, 0), "1 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1536, 0), "1.5 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 3 << 20, 0), "3 MiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, -2048, 0), "-2 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1125899906842624.0, 0), "1024 TiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, NAN, 0), "-");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, INFINITY, 0), "inf TiB");
+	/* alloctrace stats's form: one decimal above bytes */
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1023, AR_FMT_ONE_DECIMAL), "1023 B");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 1024, AR_FMT_ONE_DECIMAL), "1.0 KiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 3 << 20, AR_FMT_ONE_DECIMAL), "3.0 MiB");
+	EXPECT_STR(ar_fmt_bytes(b, sizeof b, 18446744073709551615.0, AR_FMT_ONE_DECIMAL), "16777216.0 TiB");
+	/* a short buffer is cut, still a string */
+	EXPECT_STR(ar_fmt_bytes(b, 4, 1536, 0), "1.5");
+}
+
+static void test_sizes_and_seconds(void)
+{
+	unsigned long long v = 0;
+	/* command lines: T and a bare B, no hex */
+	EXPECT(ar_cli_parse_size("4G", &v) == 0 && v == 4ull << 30);
+	EXPECT(ar_cli_parse_size("512MiB", &v) == 0 && v == 512ull << 20);
+	EXPECT(ar_cli_parse_size("2T", &v) == 0 && v == 2ull << 40);
+	EXPECT(ar_cli_parse_size("4096B", &v) == 0 && v == 4096);
+	EXPECT(ar_cli_parse_size("0x10", &v) == -1);
+	EXPECT(ar_cli_parse_size("16777216T", &v) == -1); /* 2^64 */
+	EXPECT(ar_cli_parse_size("", &v) == -1);
+	/* tunables: hex, k/m/g only, B only after a unit */
+	EXPECT(ar_parse_size("0x10k", AR_SIZE_HEX, &v) == 0 && v == 16ull << 10);
+	EXPECT(ar_parse_size("64kb", AR_SIZE_HEX, &v) == 0 && v == 64ull << 10);
+	EXPECT(ar_parse_size("2T", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("4096B", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("0x", AR_SIZE_HEX, &v) == -1);
+	EXPECT(ar_parse_size("18446744073709551616", AR_SIZE_HEX, &v) == -1);
+	/* seconds */
+	EXPECT(ar_cli_parse_seconds("2.5", &v) == 0 && v == 2500000000ull);
+	EXPECT(ar_cli_parse_seconds("1e-3", &v) == 0 && v == 1000000ull);
+	EXPECT(ar_cli_parse_seconds("0", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("1e-10", &v) == -1); /* 0 ns */
+	EXPECT(ar_cli_parse_seconds(" 5", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("5s", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("nan", &v) == -1);
+	EXPECT(ar_cli_parse_seconds("31708800", &v) == -1); /* 367 days */
+}
+
 int main(void)
 {
 	RUN(test_hidden_rdtscp);
@@ -110,5 +175,8 @@ int main(void)
 	RUN(test_this_machine);
 	RUN(test_dash_is_stdout);
 	RUN(test_bad_option_is_usage);
+	RUN(test_tsc_is_time);
+	RUN(test_bytes);
+	RUN(test_sizes_and_seconds);
 	return TEST_END();
 }

@@ -1,14 +1,14 @@
 /*
  * trace_id.c — a trace's identity: the SHA-256 of the file's bytes, the key
  * under which results databases store traces and corpora list them (so two
- * teams holding the same file agree on its name). OpenSSL does the hashing.
- * Not part of the recorder shim (it never needs it; see recorder/module.mk).
+ * teams holding the same file agree on its name). OpenSSL does the hashing,
+ * so this lives outside the trace library (ar_trace_id.h says who links it).
  */
 #include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 
-#include "ar_trace.h"
+#include "ar_trace_id.h"
 
 int ar_trace_sha256(const char *path, char out[65])
 {
