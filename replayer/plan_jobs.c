@@ -26,6 +26,7 @@
 
 #include "ar_cli.h"
 #include "ar_escape.h"
+#include "ar_trace_id.h"
 #include "plan.h"
 
 /* The environment that changes which code a job runs (plan.c's usage text). */
