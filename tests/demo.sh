@@ -23,7 +23,7 @@ echo "== alloctrace stats $trace (excerpt)"
 "$bin/alloctrace" stats "$trace" --top 3 | sed -n '/^what simpler/,/^$/p;/^top allocation sites by bytes live/,$p'
 echo
 echo "== alloctrace stacks $trace (the first 3)"
-"$bin/alloctrace" stacks "$trace" 2>/dev/null | awk '/^stack /{n++} n>3{exit} {print}'
+"$bin/alloctrace" stacks "$trace" 2>/dev/null | awk '/^stack /{n++} n<=3{print}' # reads it all: no SIGPIPE under pipefail
 echo
 echo "== alloctrace verify $trace"
 "$bin/alloctrace" verify "$trace"
