@@ -48,6 +48,13 @@ void ar_esc_html(FILE *f, const char *s);
 /* Any of the above by kind. */
 void ar_esc_put(FILE *f, enum ar_esc_kind kind, const char *s);
 
+/* s as one POSIX shell word, for a command line the user runs or pastes:
+ * bare when every byte is one each shell takes literally (letters, digits,
+ * _ . / % + , : = @ -), else in single quotes with each ' as '\''. Unlike
+ * the writers above it keeps every byte as it is, since the shell must get
+ * the exact argument back; "" becomes ''. */
+void ar_esc_shell_word(FILE *f, const char *s);
+
 /* s escaped for kind into out, always NUL-terminated; when it does not fit
  * in cap, cut before the first escape or character that does not fit whole
  * (never inside a \xNN or a UTF-8 sequence). A cap of

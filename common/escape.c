@@ -235,6 +235,22 @@ void ar_esc_html(FILE *f, const char *s)
 	ar_esc_put(f, AR_ESC_HTML, s);
 }
 
+void ar_esc_shell_word(FILE *f, const char *s)
+{
+	static const char bare[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./%+,:=@-";
+	if (*s && strspn(s, bare) == strlen(s)) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
 const char *ar_esc_str(enum ar_esc_kind kind, const char *s, char *out, size_t cap)
 {
 	if (!cap)

@@ -484,23 +484,6 @@ static int summarise(const char *path)
 	return 1;
 }
 
-/* s as one shell word: as is when it holds no special character, else in
- * single quotes, so the "next:" line can be pasted. */
-static void put_shell_word(FILE *f, const char *s)
-{
-	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./%+,:=@-") == strlen(s)) {
-		fputs(s, f);
-		return;
-	}
-	fputc('\'', f);
-	for (; *s; s++)
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	fputc('\'', f);
-}
-
 /* "allocrec: next: allocreplay T... --all   (or: alloctrace stats T)",
  * naming the readable traces (at most NEXT_LISTED of them). */
 static void print_next(const rec_traces_t *t)
@@ -516,11 +499,11 @@ static void print_next(const rec_traces_t *t)
 			continue;
 		first = first < 0 ? i : first;
 		fputc(' ', stderr);
-		put_shell_word(stderr, t->path[i]);
+		ar_esc_shell_word(stderr, t->path[i]);
 		listed++;
 	}
 	fputs(" --all   (or: alloctrace stats ", stderr);
-	put_shell_word(stderr, t->path[first]);
+	ar_esc_shell_word(stderr, t->path[first]);
 	if (listed < readable)
 		fprintf(stderr, "; %d more traces are listed above", readable - listed);
 	fputs(")\n", stderr);

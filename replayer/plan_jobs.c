@@ -47,40 +47,12 @@ typedef struct job {
 	int nown;
 } job_t;
 
-/* Does s need quoting for a POSIX shell? Only the characters every shell
- * takes literally pass bare. */
-static int needs_quotes(const char *s)
-{
-	if (!*s)
-		return 1;
-	for (; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+@%-", *s))
-			return 1;
-	return 0;
-}
-
-/* s as one shell word: bare, or in single quotes with each ' as '\''. */
-static void put_shell_word(FILE *f, const char *s)
-{
-	if (!needs_quotes(s)) {
-		fputs(s, f);
-		return;
-	}
-	fputc('\'', f);
-	for (; *s; s++)
-		if (*s == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*s, f);
-	fputc('\'', f);
-}
-
 static void put_command(FILE *f, const job_t *j)
 {
 	for (int i = 0; i < j->argc; i++) {
 		if (i)
 			fputc(' ', f);
-		put_shell_word(f, j->argv[i]);
+		ar_esc_shell_word(f, j->argv[i]);
 	}
 }
 
