@@ -452,7 +452,7 @@ static const char *without_path(const char *path, const char *msg)
 
 /* One line about a trace: path, events, threads, bytes, bytes/event.
  * Returns whether the trace could be opened. */
-static int summarise(const char *path)
+static int summarise(const char *path, int quiet)
 {
 	ar_reader_t *r;
 	ar_error_t err = {0};
@@ -460,6 +460,11 @@ static int summarise(const char *path)
 		ar_cli_error(path, "unreadable at byte offset %llu: %s (alloctrace verify %s says more)",
 			     (unsigned long long)err.offset, without_path(path, err.msg), path);
 		return 0;
+	}
+	int whole = ar_reader_status(r) == AR_STATUS_COMPLETE;
+	if (quiet) {
+		ar_reader_close(r);
+		return whole ? 1 : 2;
 	}
 	const ar_footer_t *f = ar_reader_footer(r);
 	uint64_t events = f ? f->events : ar_reader_event_count(r);
@@ -481,7 +486,7 @@ static int summarise(const char *path)
 			f->stop_reason == AR_STOP_ROTATE ? "--rotate (the next segment is the next file)"
 			: f->stop_reason == AR_STOP_DETACH ? "a detach" : "allocrec --stop");
 	ar_reader_close(r);
-	return 1;
+	return whole ? 1 : 2;
 }
 
 /* "allocrec: next: allocreplay T... --all   (or: alloctrace stats T)",
@@ -577,7 +582,7 @@ static void report(const rec_opts_t *o, const char *manifest)
 	allocrec_stream_report(o->quiet);
 	read_manifest(manifest, &t);
 	for (int i = 0; i < t.n; i++)
-		t.readable[i] = summarise(t.path[i]);
+		t.readable[i] = summarise(t.path[i], 0);
 	if (o->paused && t.n == 0) {
 		fprintf(stderr, "%s: no window was opened (allocrec --start PID opens one while the program runs): "
 			"no trace\n", ar_cli_tool());
@@ -846,7 +851,7 @@ static int control(const rec_opts_t *o)
 				ar_esc_term(stderr, text);
 				fputc('\n', stderr);
 				if (strcmp(o->ctl_verb, "stop") == 0)
-					summarise(text);
+					summarise(text, 0);
 			}
 			return AR_EXIT_OK;
 		}

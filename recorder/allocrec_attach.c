@@ -444,18 +444,22 @@ static int wait_window(const attach_opts_t *o, attach_run_t *r, char *why, size_
 	}
 }
 
-/* The trace paths the shim listed in the manifest, each summarised. */
+/* The trace paths the shim listed in the manifest, each summarised.
+ * 0; 3 (AR_EXIT_WARN) when one is cut short (the process died in the
+ * window: what it wrote is kept and readable); 2 when none was written or
+ * one cannot be read (summarise said why). */
 static int report_traces(const attach_opts_t *o, const attach_run_t *r, const allocrec_attach_env_t *env)
 {
 	FILE *m = fopen(r->manifest, "r");
 	char line[PATH_MAX + 8], first[PATH_MAX + 8] = "";
-	int n = 0;
+	int n = 0, cut = 0, unreadable = 0;
 	while (m && fgets(line, sizeof line, m)) {
 		line[strcspn(line, "\n")] = 0;
 		if (!line[0])
 			continue;
-		if (!o->quiet)
-			env->summarise(line);
+		int st = env->summarise(line, o->quiet);
+		cut += st == 2;
+		unreadable += st == 0;
 		if (!n++)
 			snprintf(first, sizeof first, "%s", line);
 	}
@@ -463,10 +467,13 @@ static int report_traces(const attach_opts_t *o, const attach_run_t *r, const al
 		fclose(m);
 	if (!n)
 		return ar_cli_error(NULL, "process %d wrote no trace (its stderr may say why)", (int)o->pid);
+	if (cut)
+		fprintf(stderr, "%s: process %d: %d trace(s) cut short (the process ended without closing its "
+			"window): what was written is readable and replayable\n", ar_cli_tool(), (int)o->pid, cut);
 	if (!o->quiet)
 		fprintf(stderr, "%s: next: allocreplay %s --all   (or: alloctrace stats %s)\n", ar_cli_tool(), first,
 			first);
-	return 0;
+	return unreadable ? AR_EXIT_RUNTIME : cut ? AR_EXIT_WARN : 0;
 }
 
 /* ---- the commands ---------------------------------------------------------------------------- */

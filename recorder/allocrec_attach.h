@@ -12,8 +12,10 @@
 typedef struct allocrec_attach_env {
 	/* The shim's absolute path into out: 0, or 2 with the message printed. */
 	int (*find_shim)(char *out, size_t cap);
-	/* One summary line about a trace; returns whether it could be read. */
-	int (*summarise)(const char *path);
+	/* One summary line about a trace (none when quiet); returns 0 when it
+	 * could not be read, 1 when it is complete, 2 when it is readable but
+	 * truncated or corrupt. */
+	int (*summarise)(const char *path, int quiet);
 	/* allocrec --start/--stop's client of the control channel, for verb
 	 * "detach": the exit status (messages printed). */
 	int (*control)(const char *verb, const char *pid, int quiet);

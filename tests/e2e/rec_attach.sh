@@ -205,6 +205,21 @@ wait $aex; expect_eq "process exits while attached: allocrec -p status" $? 0
 grep -q "exited before the window was closed" ex.err && ok "process exits while attached: said so" || fail "exit: $(cat ex.err)"
 expect_eq "process exits while attached: trace verifies" "$(verify_rc ex.zst)" 0
 
+# The process is killed during the window: nothing closes the trace, so it is
+# cut short; allocrec -p keeps what was written and exits 3, as the readers do
+# for a truncated trace, instead of 0.
+"$S" st_kill 2 >/dev/null 2>&1 &
+kx=$!; pids+=($kx)
+wait_for test -s st_kill
+"$REC" -p $kx -o kx.zst 2>kx.err &
+akx=$!
+wait_for grep -q "malloc_in liballocrr-rec.so" st_kill || fail "kill case: not attached"
+wait_for test -s kx.zst
+kill -KILL $kx; wait $kx 2>/dev/null
+wait $akx; expect_eq "process killed while attached: allocrec -p status" $? 3
+grep -q "cut short" kx.err && ok "process killed while attached: said so" || fail "kill: $(cat kx.err)"
+expect_eq "process killed while attached: trace truncated but readable (verify 1)" "$(verify_rc kx.zst)" 1
+
 # ---- the program ran unharmed throughout ------------------------------------------------------
 kill -TERM $srv
 wait $srv; rc=$?
