@@ -79,6 +79,20 @@ static void take(unsigned i)
 	slots[i] = slots[--n];
 }
 
+/* Take the oldest cached mapping out of the cache and return it (the
+ * caller unmaps it after dropping the lock). Lock held, n > 0. */
+static mc_slot_t evict_oldest(void)
+{
+	unsigned o = 0;
+	for (unsigned i = 1; i < n; i++)
+		if (slots[i].stamp < slots[o].stamp)
+			o = i;
+	mc_slot_t v = slots[o];
+	take(o);
+	evictions++;
+	return v;
+}
+
 void *ar_mcache_get(size_t len, size_t align, int *fresh)
 {
 	mc_slot_t e = { 0 };
@@ -143,15 +157,8 @@ void ar_mcache_put(void *p, size_t len)
 	live -= len;
 	uint64_t b = bound();
 	if (len <= b) {
-		if (n == AR_MCACHE_SLOTS) { /* full: the oldest makes room */
-			unsigned o = 0;
-			for (unsigned i = 1; i < n; i++)
-				if (slots[i].stamp < slots[o].stamp)
-					o = i;
-			victims[nv++] = slots[o];
-			take(o);
-			evictions++;
-		}
+		if (n == AR_MCACHE_SLOTS) /* full: the oldest makes room */
+			victims[nv++] = evict_oldest();
 		slots[n++] = (mc_slot_t){ (char *)p, len, ++clock_ };
 		cached += len;
 	} else {
@@ -159,15 +166,8 @@ void ar_mcache_put(void *p, size_t len)
 		rejected++;
 	}
 	/* live shrank, so the bound may have too: evict oldest first. */
-	while (cached > b) {
-		unsigned o = 0;
-		for (unsigned i = 1; i < n; i++)
-			if (slots[i].stamp < slots[o].stamp)
-				o = i;
-		victims[nv++] = slots[o];
-		take(o);
-		evictions++;
-	}
+	while (cached > b)
+		victims[nv++] = evict_oldest();
 	if (cached > cached_peak)
 		cached_peak = cached;
 	ar_unlock(&mc_lock);
