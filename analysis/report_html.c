@@ -52,7 +52,7 @@ static void para(FILE *f, const char *cls, const char *text)
 	fputs("</p>\n", f);
 }
 
-static void trace_meta(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t)
+static void trace_meta(FILE *f, const ar_res_trace_t *t)
 {
 	char live[32];
 	fputs("<p class=\"meta\">SHA-256 <code>", f);
@@ -61,10 +61,10 @@ static void trace_meta(FILE *f, const ar_res_set_t *rep, const ar_res_trace_t *t
 		(long long)t->events, (long long)t->threads, (long long)t->calls,
 		ar_res_fmt_bytes(live, sizeof live, (double)t->peak_live_bytes), (long long)t->peak_live_blocks);
 	ar_esc_html(f, t->status);
-	if (rep->nhosts > 1) {
-		fputs(", host ", f);
-		ar_esc_html(f, t->host ? t->host : "(unknown)");
-	}
+	/* Always: a page is shared, and its figures are the machine's as much
+	 * as the allocators' (one comparison per machine, load.c). */
+	fputs("<br>machine ", f);
+	ar_esc_html(f, t->machine ? t->machine : "(unknown)");
 	if (t->program) {
 		fputs("<br>recorded as <code>", f);
 		ar_esc_html(f, t->program);
@@ -175,12 +175,17 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 	ar_esc_html(f, rep->path);
 	fprintf(f, "</code>: %zu trace(s)%s, %zu thread-scaling series. Made by allocreport from the results of "
 		   "allocreplay (docs/RESULTS.md).</p>\n<ul class=\"toc\">\n",
-		rep->ntraces, rep->nhosts > 1 ? " x host" : "", rep->nseries);
+		rep->ntraces, rep->nhosts > 1 ? " x machine" : "", rep->nseries);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		fprintf(f, "<li><a href=\"#trace-%zu\">", i);
 		ar_esc_html(f, rep->traces[i].name);
-		fprintf(f, "</a> (%lld thread(s), %zu allocators)</li>\n", (long long)rep->traces[i].threads,
+		fprintf(f, "</a> (%lld thread(s), %zu allocators", (long long)rep->traces[i].threads,
 			rep->traces[i].nallocs);
+		if (rep->nhosts > 1) { /* the same trace may be listed once per machine */
+			fputs(", ", f);
+			ar_esc_html(f, rep->traces[i].machine ? rep->traces[i].machine : "(unknown machine)");
+		}
+		fputs(")</li>\n", f);
 	}
 	if (rep->nseries)
 		fputs("<li><a href=\"#scaling\">thread scaling</a></li>\n", f);
@@ -193,7 +198,7 @@ int ar_rep_html(const ar_res_set_t *rep, const char *path)
 		fputs("\">\n<h2>", f);
 		ar_esc_html(f, t->name);
 		fputs("</h2>\n", f);
-		trace_meta(f, rep, t);
+		trace_meta(f, t);
 		comparison_table(f, t);
 		para(f, "meta", ar_res_columns_note);
 		advice(f, rep, t);

@@ -19,8 +19,8 @@
  * Invariants: the database is opened read-only except by merge; a figure the
  * database holds as NULL stays NAN here and prints as "-" (never 0); every
  * aggregate is over the allocator's runs with status 'ok' only; a trace's
- * results from different hosts are never mixed (one ar_res_trace_t per
- * trace x host).
+ * results from different machines are never mixed (one ar_res_trace_t per
+ * trace x machine, results/load.c) unless --across-machines.
  */
 #ifndef ALLOCRR_REPORT_MODEL_H
 #define ALLOCRR_REPORT_MODEL_H

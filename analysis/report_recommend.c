@@ -1,5 +1,5 @@
 /*
- * report_recommend.c — `allocreport --recommend`: per trace (x host), the
+ * report_recommend.c — `allocreport --recommend`: per trace (x machine), the
  * best allocator for speed, for memory, for tail latency (median p99 of all
  * calls) and the best balance of the three, each with its evidence: the
  * medians, their min-max ranges over repetitions, the ratio to the trace's
@@ -683,6 +683,8 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 			}
 			ar_esc_csv(f, w);
 			free(w);
+			fputc(',', f); /* last: columns are only ever added at the end */
+			ar_esc_csv(f, t->machine);
 			fputc('\n', f);
 		}
 	} else {
@@ -692,6 +694,8 @@ static void print_one(FILE *f, const ar_res_set_t *rep, const ar_rep_advice_t *a
 		ar_esc_json(f, t->name);
 		fputs(", \"host\": ", f);
 		ar_esc_json(f, t->host);
+		fputs(", \"machine\": ", f);
+		ar_esc_json(f, t->machine);
 		fprintf(f, ", \"threads\": %lld,\n   \"picks\": [", (long long)t->threads);
 		for (int g = 0; g < AR_REP_GOALS; g++) {
 			const ar_rep_pick_t *p = &ad->picks[g];
@@ -735,7 +739,7 @@ void ar_rep_print_advice(FILE *f, const ar_res_set_t *rep, enum ar_res_format fm
 {
 	if (fmt == AR_RES_CSV)
 		fputs("trace_sha256,trace_name,host,goal,metric,allocator,value,runner_up,runner_up_value,"
-		      "significant,verdict,baseline,leader,interval_lo,interval_hi,evidence,warnings\n",
+		      "significant,verdict,baseline,leader,interval_lo,interval_hi,evidence,warnings,machine\n",
 		      f);
 	else if (fmt == AR_RES_JSON)
 		fprintf(f, "{\"format_version\": %d, \"recommendations\": [\n", AR_RES_FORMAT_VERSION);

@@ -48,6 +48,9 @@ void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *cons
 	rt->program = t->program[0] ? ar_res_strdup(t->program) : NULL;
 	rt->status = ar_res_strdup(t->status);
 	rt->host = m.host[0] ? ar_res_strdup(m.host) : NULL;
+	/* the machine db.c stores with every run, as allocreport reads it back */
+	rt->machine = ar_res_machine_text(m.host, m.cpu_model, m.cpus, m.kernel, m.glibc);
+	rt->nmachines = 1;
 	rt->events = (int64_t)w->events;
 	rt->threads = (int64_t)w->nthreads;
 	rt->calls = (int64_t)w->calls;

@@ -130,7 +130,8 @@ typedef struct ar_res_trace {
 	int64_t events, threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks;
 	int64_t cross_thread_deps;
 	int64_t db_first_run; /* its first run's runs.run_id: finds its rows again (load.c) */
-	char *machine;  /* "HOST (CPU, N CPUs, KERNEL, glibc V)" its runs ran on (load.c) */
+	char *machine;  /* "HOST (CPU, N CPUs, KERNEL, glibc V)" its runs ran on (load.c;
+			 * allocreplay's: ar_res_machine_text) */
 	int nmachines;  /* how many machines its runs ran on: 1, more only across machines */
 	char *scenario; /* program without its --threads argument; NULL when it has none */
 	/* What the recorded program ran on and measured (traces.recorded_*;
@@ -435,6 +436,13 @@ void ar_res_diff_print(FILE *f, const ar_res_diff_t *d, const char *old_path, co
 const char *ar_res_fmt_num(char *buf, size_t n, double v);
 const char *ar_res_fmt_bytes(char *buf, size_t n, double v); /* common/ar_numfmt.h's ar_fmt_bytes */
 const char *ar_res_fmt_ns(char *buf, size_t n, double v);
+/* A machine for people, from the fields a run stores of it (runs.host,
+ * cpu_model, cpus, kernel, glibc_version; NULL or empty = not stored):
+ * "HOST (CPU, N CPUs, KERNEL, glibc V)", malloc'ed — the text load.c reads
+ * from a database and the view allocator_comparison's machine column hold
+ * for the same fields. */
+char *ar_res_machine_text(const char *host, const char *cpu_model, long long cpus, const char *kernel,
+			  const char *glibc_version);
 /* malloc'ed printf; aborts the program on out of memory. */
 char *ar_res_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *ar_res_strdup(const char *s); /* NULL stays NULL */

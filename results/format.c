@@ -1,8 +1,8 @@
 /*
  * format.c — how the results module (and allocreport's HTML, charts and
  * recommendations) writes figures: human number formats and JSON numbers
- * (text goes through common/ar_escape.h). NAN means "not measured"
- * throughout and is printed as "-" or null, never as 0.
+ * (text goes through common/ar_escape.h), and a machine for people. NAN
+ * means "not measured" throughout and is printed as "-" or null, never as 0.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -34,6 +34,22 @@ const char *ar_res_fmt_num(char *buf, size_t n, double v)
 const char *ar_res_fmt_bytes(char *buf, size_t n, double v)
 {
 	return ar_fmt_bytes(buf, n, v, 0);
+}
+
+/* A run's text field as stored: empty means NULL (replayer/db.c), shown
+ * as what. */
+static const char *or_unknown(const char *s, const char *what)
+{
+	return s && *s ? s : what;
+}
+
+char *ar_res_machine_text(const char *host, const char *cpu_model, long long cpus, const char *kernel,
+			  const char *glibc_version)
+{
+	/* load.c's MACHINE_TEXT and the view's machine column, in C */
+	return ar_res_strf("%s (%s, %lld CPUs, %s, glibc %s)", or_unknown(host, "(unknown host)"),
+			   or_unknown(cpu_model, "unknown CPU"), cpus, or_unknown(kernel, "unknown kernel"),
+			   or_unknown(glibc_version, "?"));
 }
 
 const char *ar_res_fmt_ns(char *buf, size_t n, double v)

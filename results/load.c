@@ -40,7 +40,9 @@
 #include "ar_results.h"
 
 /* The machine a run ran on, as one value: SQL over runs aliased r. Fields
- * joined by a unit separator, which no field of machine.c's holds. */
+ * joined by a unit separator, which no field of machine.c's holds. The view
+ * allocator_comparison (results/sql/0009) repeats both expressions, and
+ * ar_res_machine_text (format.c) the text: change them together. */
 #define MACHINE_KEY \
 	"(coalesce(r.host, '') || char(31) || coalesce(r.cpu_model, '') || char(31) ||" \
 	" coalesce(r.cpus, '') || char(31) || coalesce(r.kernel, '') || char(31) ||" \

@@ -1,9 +1,10 @@
 /*
  * render.c — the one way the comparison is printed, by allocreplay and
- * allocreport alike: per trace (x host) in four formats: an aligned text
- * table, CSV (one row per trace x allocator, raw numbers), JSON (one document
- * with "format_version": the whole model, medians with min and max, and
- * every run; docs/RESULTS.md "The comparison as JSON") and Markdown. Every row is an
+ * allocreport alike: per trace (x machine) in four formats: an aligned text
+ * table, CSV (one row per trace x allocator, raw numbers, the machine last),
+ * JSON (one document with "format_version": the whole model, medians with
+ * min and max, and every run; docs/RESULTS.md "The comparison as JSON") and
+ * Markdown. Every row is an
  * allocator: runs ok/total, then — when the replayer predicted them — the
  * predicted program time and peak RSS with their ratios to the baseline's,
  * first, since they are what the user asks about; then the raw replay
@@ -421,7 +422,7 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 		fputc(',', f);
 		ar_esc_csv(f, cn[k]);
 	}
-	fputs(",failures\n", f);
+	fputs(",failures,machine\n", f);
 	for (size_t i = 0; i < rep->ntraces; i++) {
 		const ar_res_trace_t *t = &rep->traces[i];
 		for (size_t j = 0; j < t->nallocs; j++) {
@@ -471,6 +472,8 @@ static void print_csv(FILE *f, const ar_res_set_t *rep)
 			}
 			ar_esc_csv(f, fails);
 			free(fails);
+			fputc(',', f); /* last: columns are only ever added at the end */
+			ar_esc_csv(f, t->machine);
 			fputc('\n', f);
 		}
 	}

@@ -8,7 +8,8 @@
  * database to the current version, after which the SQL view
  * allocator_comparison gives exactly the medians and ratios compare.c
  * computes from the same runs — against glibc and against the recorded
- * allocator; a database of schema 4 still loads read-only.
+ * allocator; a database of schema 8 holding two machines' runs migrates to
+ * one view row per machine; a database of schema 4 still loads read-only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -257,6 +258,90 @@ static void test_view_agrees(void)
 	ar_res_db_close(db);
 }
 
+/* A schema-8 database holding one trace's runs from two machines (same
+ * host, two CPU models), migrated by ar_res_db_open: before, the view
+ * mixed the machines (one row per allocator); after (migration 9), one
+ * row per machine x allocator, each with its own machine's medians and
+ * baseline ratio and the machine's text (ar_res_machine_text, the same as
+ * the comparison load.c reads for that machine). */
+static void test_view_machines(void)
+{
+	char path[96], err[256];
+	snprintf(path, sizeof path, "%s/test_results_v8.%d.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+		 (int)getpid());
+	remove(path);
+	sqlite3 *db = NULL;
+	EXPECT(ar_res_schema_version() >= 9);
+	EXPECT(sqlite3_open(path, &db) == SQLITE_OK);
+	for (int i = 0; i < 8; i++)
+		EXPECT(ar_res_exec(db, ar_res_migration(i), err, sizeof err) == 0);
+	EXPECT(ar_res_exec(db, "PRAGMA user_version=8", err, sizeof err) == 0);
+	EXPECT(sqlite3_exec(db, insert_trace, NULL, NULL, NULL) == SQLITE_OK);
+	/* machine A: glibc 100, 300 (median 200), pool 50, 70 (60); machine B:
+	 * glibc 1000, 2000 (1500), pool 4000 */
+	static const struct { const char *a; double ops; } runs[] = {
+		{"glibc", 100}, {"glibc", 300}, {"pool", 50}, {"pool", 70},
+		{"glibc", 1000}, {"glibc", 2000}, {"pool", 4000},
+	};
+	for (int i = 0; i < (int)(sizeof runs / sizeof *runs); i++)
+		insert_run(db, i + 1, runs[i].a, "ok", runs[i].ops, 4096);
+	EXPECT(ar_res_exec(db, "UPDATE runs SET cpu_model = CASE WHEN run_id <= 4 THEN 'CPU A' ELSE 'CPU B' END,"
+			       " cpus = 2, kernel = 'Linux 6.1', glibc_version = '2.36'", err, sizeof err) == 0);
+	sqlite3_stmt *st;
+	EXPECT(sqlite3_prepare_v2(db, "SELECT count(*) FROM allocator_comparison", -1, &st, NULL) == SQLITE_OK &&
+	       sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 2);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+
+	EXPECT(ar_res_db_open(path, &db, err, sizeof err) == 0);
+	if (!db)
+		return;
+	EXPECT(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	       sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == ar_res_schema_version());
+	sqlite3_finalize(st);
+	char *ma = ar_res_machine_text("h", "CPU A", 2, "Linux 6.1", "2.36");
+	char *mb = ar_res_machine_text("h", "CPU B", 2, "Linux 6.1", "2.36");
+	EXPECT_STR(ma, "h (CPU A, 2 CPUs, Linux 6.1, glibc 2.36)");
+	static const struct { const char *a; int b; double ops, speed; int runs; } want[] = {
+		{"glibc", 0, 200, 1, 2}, {"pool", 0, 60, 0.3, 2},
+		{"glibc", 1, 1500, 1, 2}, {"pool", 1, 4000, 4000.0 / 1500, 1},
+	};
+	EXPECT(sqlite3_prepare_v2(db, "SELECT allocator, machine, ops_per_sec, speed_vs_baseline, runs, host,"
+				      " baseline FROM allocator_comparison ORDER BY machine, allocator",
+				  -1, &st, NULL) == SQLITE_OK);
+	int rows = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int k = rows++;
+		if (k >= 4)
+			continue;
+		EXPECT_STR((const char *)sqlite3_column_text(st, 0), want[k].a);
+		EXPECT_STR((const char *)sqlite3_column_text(st, 1), want[k].b ? mb : ma);
+		EXPECT(CLOSE(sqlite3_column_double(st, 2), want[k].ops));
+		EXPECT(CLOSE(sqlite3_column_double(st, 3), want[k].speed));
+		EXPECT(sqlite3_column_int(st, 4) == want[k].runs);
+		EXPECT_STR((const char *)sqlite3_column_text(st, 5), "h");
+		EXPECT_STR((const char *)sqlite3_column_text(st, 6), "glibc");
+	}
+	sqlite3_finalize(st);
+	EXPECT(rows == 4);
+	ar_res_db_close(db);
+	/* the reports' comparison: one trace per machine, named alike */
+	ar_res_set_t rep;
+	int usage = 0;
+	EXPECT(ar_res_load(&rep, path, NULL, &usage) == 0);
+	EXPECT(rep.ntraces == 2 && rep.nhosts == 2);
+	for (size_t i = 0; i < rep.ntraces && i < 2; i++) {
+		const ar_res_trace_t *t = &rep.traces[i];
+		EXPECT_STR(t->machine, i ? mb : ma);
+		const ar_res_alloc_t *p = ar_res_find(t, "pool");
+		EXPECT(p && CLOSE(p->ops_per_sec.med, i ? 4000.0 : 60.0));
+	}
+	ar_res_free(&rep);
+	free(ma);
+	free(mb);
+	ar_res_merge_discard(path); /* and its -wal, -shm */
+}
+
 /* A database of schema 4 (before the recorded_* and prediction columns),
  * opened read-only as allocreport does: it loads, with those figures
  * unknown and glibc the baseline. */
@@ -485,6 +570,7 @@ int main(void)
 	RUN(test_resolution_predictions);
 	RUN(test_predict);
 	RUN(test_view_agrees);
+	RUN(test_view_machines);
 	RUN(test_old_schema_loads);
 	RUN(test_schema_check);
 	RUN(test_sites);

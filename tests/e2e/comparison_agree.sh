@@ -16,6 +16,15 @@
 # time first, latencies below the resolution as "< N ns", and the fidelity
 # line; --baseline glibc brings glibc back. Printed tables are compared
 # within their rounding; everything else exactly (1e-9 relative).
+# A fourth, m.db (issue 18: machines never silently mixed): j.db merged by
+# allocreport merge with a copy of its d.zst runs as if replayed on another
+# machine (another cpu_model, ops/s x3 and peak heap x2, so a comparison
+# mixing the two would be caught): the view has two rows per allocator for
+# d.zst and one for the other traces, each machine's medians and ratios its
+# own in the view, CSV, JSON and table, and every output (view, CSV, JSON,
+# table, HTML, --recommend CSV) names both machines with the text built
+# here from the runs' five fields; allocreplay --json names the machine
+# allocreport reads back from the runs it stored.
 . "$(dirname "$0")/report_lib.inc"
 ALLOCS=glibc,jemalloc,pool,arena
 S1="$ROOT/traces/samples/s1-3k.zst"
@@ -39,6 +48,23 @@ q r.db "UPDATE traces SET recorded_allocator = 'jemalloc', recorded_allocator_li
 	UPDATE runs SET fidelity_rss_error = -0.04, fidelity_reason = 'the trace holds no duration'
 	 WHERE allocator = 'jemalloc' AND status = 'ok'" || fail "r.db: setting the recorded allocator"
 "$AREP" --db r.db --baseline glibc --format csv >rg.csv || fail "r: allocreport --baseline glibc"
+# m.db: j.db plus d.zst's runs from another machine, through allocreport merge.
+cp j.db elsewhere.db
+dsha=$(q j.db "SELECT sha256 FROM traces WHERE name = 'd.zst'")
+q elsewhere.db "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE trace_sha256 != '$dsha';
+	UPDATE runs SET cpu_model = 'Elsewhere CPU 9000 (fabricated)', run_uuid = run_uuid || '-elsewhere',
+	 ops_per_sec = ops_per_sec * 3, peak_heap_rss_bytes = peak_heap_rss_bytes * 2" ||
+	fail "elsewhere.db: fabricating another machine's runs"
+"$AREP" merge m.db j.db elsewhere.db >/dev/null 2>merge.err || fail "allocreport merge m.db: $(cat merge.err)"
+expect_eq "m.db: merged runs (j's, and d.zst's again from elsewhere)" "$(q m.db 'SELECT count(*) FROM runs')" \
+	"$(( $(q j.db 'SELECT count(*) FROM runs') + $(q elsewhere.db 'SELECT count(*) FROM runs') ))"
+"$AREP" --db m.db --format csv >m.csv 2>m.err || fail "m: allocreport csv"
+grep -q "d.zst: runs from 2 machines, compared per machine" m.err && ok "m: two machines said on stderr" ||
+	fail "m: no note about two machines: $(cat m.err)"
+"$AREP" --db m.db --format json >m.json 2>/dev/null || fail "m: allocreport json"
+"$AREP" --db m.db >m.txt 2>/dev/null || fail "m: allocreport table"
+"$AREP" --db m.db --html m.html 2>/dev/null || fail "m: allocreport --html"
+"$AREP" --db m.db --recommend --format csv >mrec.csv 2>/dev/null || fail "m: allocreport --recommend csv"
 "$AREP" --db r.db --baseline nosuch >/dev/null 2>nosuch.err
 expect_eq "--baseline with no runs anywhere: usage error" $? 1
 for db in t j r; do
@@ -236,6 +262,104 @@ check("r: baseline line per trace", rtxt.count("baseline: jemalloc, the allocato
 # --baseline glibc on r.db: the ratios against glibc again
 compare("r: allocreport --baseline glibc csv", from_csv("rg.csv"), truth("r.db", "glibc"))
 check("r: --baseline glibc names glibc", all(v["base"] == "glibc" for v in from_csv("rg.csv").values()))
+# m.db: one comparison per trace x machine, everywhere.
+def machine_text(host, cpu, cpus, kernel, glibc):
+    """docs/RESULTS.md: HOST (CPU, N CPUs, KERNEL, glibc V), NULLs shown as load.c shows them."""
+    n = lambda v, d: d if v is None else str(v)
+    return (f"{n(host, '(unknown host)')} ({n(cpu, 'unknown CPU')}, {n(cpus, '?')} CPUs, "
+            f"{n(kernel, 'unknown kernel')}, glibc {n(glibc, '?')})")
+
+def truth_m(db):
+    """truth() per (trace, machine, allocator), the baseline per trace x machine."""
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT s.trace_name, r.host, r.cpu_model, r.cpus, r.kernel, r.glibc_version, s.allocator,"
+                       " s.ops_per_sec, s.peak_heap_rss_bytes, t.recorded_allocator FROM run_summary s"
+                       " JOIN runs r ON r.run_id = s.run_id JOIN traces t ON t.sha256 = s.trace_sha256"
+                       " WHERE s.status = 'ok'").fetchall()
+    by, rec = {}, {}
+    for t, h, c, n, k, g, a, ops, heap, recorded in rows:
+        d = by.setdefault((t, machine_text(h, c, n, k, g), a), {"ops": [], "heap": []})
+        rec[t] = recorded
+        if ops is not None: d["ops"].append(ops)
+        if heap is not None: d["heap"].append(heap)
+    out = {k: {"ops": statistics.median(v["ops"]), "heap": statistics.median(v["heap"])} for k, v in by.items()}
+    for (t, m, a), v in out.items():
+        base = rec[t] if (t, m, rec[t]) in out else "glibc"
+        v["ratio"] = v["ops"] / out[(t, m, base)]["ops"]
+    return out
+
+con = sqlite3.connect("m.db")
+view_m = {(t, m, a): {"ops": o, "ratio": r, "heap": h} for t, m, a, o, r, h in con.execute(
+    "SELECT trace_name, machine, allocator, ops_per_sec, speed_vs_baseline, peak_heap_rss_bytes"
+    " FROM allocator_comparison")}
+rows_per = {}
+for t, a in con.execute("SELECT trace_name, allocator FROM allocator_comparison"):
+    rows_per[(t, a)] = rows_per.get((t, a), 0) + 1
+check("m: the view has two rows per allocator for d.zst, one elsewhere",
+      rows_per and all(n == (2 if t == "d.zst" else 1) for (t, a), n in rows_per.items()), rows_per)
+cols = [r[1] for r in con.execute("PRAGMA table_info(allocator_comparison)")]
+check("m: the view's columns: 0006's in order, then machine",
+      cols == ["trace_sha256", "trace_name", "host", "allocator", "runs", "ops_per_sec", "min_ops_per_sec",
+               "max_ops_per_sec", "p99_ns", "peak_heap_rss_bytes", "fragmentation", "speed_vs_glibc",
+               "heap_rss_vs_glibc", "ops_per_sec_spread", "baseline", "speed_vs_baseline",
+               "heap_rss_vs_baseline", "machine"], cols)
+ref_m = truth_m("m.db")
+machines = sorted({m for t, m, a in ref_m if t == "d.zst"})
+check("m: d.zst ran on two machines, one of them fabricated", len(machines) == 2 and
+      sum("Elsewhere CPU 9000 (fabricated)" in m for m in machines) == 1, machines)
+check("m: the other traces on one machine", all(len({m for t2, m, a in ref_m if t2 == t}) == 1
+                                                for t, m, a in ref_m if t != "d.zst"))
+check("m: the machines' medians differ (mixing them would show)",
+      len({round(ref_m[("d.zst", m, "glibc")]["ops"]) for m in machines}) == 2)
+compare("m: SQL view allocator_comparison", view_m, ref_m, pred=False)
+num = lambda v: float(v) if v != "" else None
+csv_m = {(r["trace_name"], r["machine"], r["allocator"]): {
+            "ops": num(r["ops_per_sec"]), "ratio": num(r["speed_vs_baseline"]),
+            "heap": num(r["peak_heap_rss_bytes"])} for r in csv.DictReader(open("m.csv"))}
+check("m: csv's last column is machine", open("m.csv").readline().rstrip("\n").split(",")[-1] == "machine")
+compare("m: allocreport csv", csv_m, ref_m)
+json_m = {(t["name"], t["machine"], a["name"]): {"ops": a["ops_per_sec"]["median"], "ratio": a["speed_vs_baseline"],
+          "heap": a["peak_heap_rss_bytes"]["median"]} for t in json.load(open("m.json"))["traces"] for a in t["allocators"]}
+compare("m: allocreport json", json_m, ref_m)
+def table_m(path):
+    """The table's rows keyed (trace, machine from its heading, allocator)."""
+    out, trace, mach, head = {}, None, None, None
+    for line in open(path):
+        line = line.rstrip("\n")
+        m = re.match(r"trace (\S+)", line)
+        if m:
+            trace, mach, head = m.group(1), None, None
+            continue
+        m = re.match(r"  \d+ events, .*, machine (.*)$", line)
+        if m:
+            mach = m.group(1)
+            continue
+        cells = re.split(r"\s{2,}", line.strip())
+        if trace and cells and cells[0] == "allocator":
+            head = cells
+            continue
+        if not head or len(cells) != len(head):
+            continue
+        ops = head.index("ops/s")
+        out[(trace, mach, cells[0].partition(" ")[0])] = {"ops": printed(cells[ops]), "ratio": printed(cells[ops + 2]),
+                                                          "heap": printed(cells[head.index("peak heap")])}
+    return out
+compare("m: allocreport table", table_m("m.txt"), ref_m, exact=False)
+import html
+page = open("m.html").read()
+check("m: the HTML page names both machines", all(page.count(html.escape(m)) >= 2 for m in machines),
+      [(m, page.count(html.escape(m))) for m in machines])
+rec_m = {(r["trace_name"], r["machine"]) for r in csv.DictReader(open("mrec.csv"))}
+check("m: --recommend csv: one set of picks per machine of d.zst",
+      {m for t, m in rec_m if t == "d.zst"} == set(machines), sorted(rec_m))
+# allocreplay --json names its machine: the one allocreport reads back from the runs it stored.
+con = sqlite3.connect("j.db")
+stored = {machine_text(*r) for r in con.execute("SELECT DISTINCT host, cpu_model, cpus, kernel, glibc_version FROM runs")}
+rj = {t["name"]: t["machine"] for t in json.load(open("replay.json"))["traces"]}
+jj = {t["name"]: t["machine"] for t in json.load(open("j.json"))["traces"]}
+check("allocreplay --json: the machine of every trace, as allocreport's and as stored",
+      len(stored) == 1 and rj == jj and set(rj.values()) == stored, (rj, jj, stored))
+check("j: csv's machine column = json's", {r["trace_name"]: r["machine"] for r in csv.DictReader(open("j.csv"))} == jj)
 # One JSON shape: the same keys at every level in allocreplay's and allocreport's.
 def shape(path):
     try:
