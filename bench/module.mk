@@ -29,3 +29,4 @@ include bench/alloc/module.mk
 include bench/replay/module.mk
 include bench/fidelity/module.mk
 include bench/import/module.mk
+include bench/scale/module.mk

@@ -177,6 +177,14 @@ static void warn_trace(session_t *s, const trace_job_t *j, const ar_replay_optio
 		ar_cli_warn("--access-pass skipped for %s: it has %u threads, and the pass supports "
 			    "single-thread traces only (another thread could free a block under the "
 			    "walk)", path, wh->nthreads);
+	uint64_t limit = o->workload_memory ? o->workload_memory : AR_WL_RESIDENT_DEFAULT;
+	if (ar_wl_decoded_bytes(&j->wl) > limit)
+		ar_plan_note("%s: the workload's %llu MiB of decoded ops pass --workload-memory "
+			    "(%llu MiB): each worker streams it a segment at a time, which adds the "
+			    "decoding (about 5 ns per op here; docs/BENCHMARKS.md) to wall time and "
+			    "ops/s, not to latencies, RSS or faults", path,
+			    (unsigned long long)(ar_wl_decoded_bytes(&j->wl) >> 20),
+			    (unsigned long long)(limit >> 20));
 }
 
 /* ---- per trace: --touch auto ------------------------------------------------------- */

@@ -14,7 +14,7 @@ REPLAY_HIST_OBJS := $(call objs,replayer/hist.c)
 # from rewriting or eliding the heap calls it replays.
 REPLAY_WORKER_SRCS := replayer/worker_main.c replayer/worker_replay.c replayer/worker_probe.c \
 	replayer/worker_access.c replayer/worker_route.c \
-	replayer/worker_proto.c replayer/worker_clock.c replayer/hist.c replayer/wl_file.c common/cpu.c
+	replayer/worker_proto.c replayer/worker_clock.c replayer/hist.c replayer/wl_file.c replayer/wl_codec.c common/cpu.c
 REPLAY_WORKER_OBJS := $(patsubst %.c,$(BUILD)/obj-worker/%.o,$(REPLAY_WORKER_SRCS))
 REPLAY_WORKER_CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS_OUR)) \
 	-Iallocators -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc \
@@ -48,7 +48,7 @@ $(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(RESULTS
 	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_ID_LDLIBS) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
-REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route
+REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route test_replay_codec test_replay_wlfile
 REPLAY_UNIT_BINS := $(patsubst %,$(BUILD)/tests/%,$(REPLAY_UNIT_NAMES))
 REPLAY_UNIT_OBJS := $(call objs,$(patsubst %,replayer/tests/%.c,$(REPLAY_UNIT_NAMES)))
 $(REPLAY_UNIT_OBJS): CFLAGS_OUR += -Ireplayer -Itests/unit
@@ -59,6 +59,18 @@ $(BUILD)/tests/test_replay_hist: $(BUILD)/obj/replayer/tests/test_replay_hist.o 
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $^
 
 $(BUILD)/tests/test_replay_compile: $(BUILD)/obj/replayer/tests/test_replay_compile.o \
+		$(REPLAY_WL_OBJS) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(REPLAY_WL_OBJS) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
+
+# The segment encoding alone (wl_codec.c); the workload file (wl_file.c) with the compiler.
+$(BUILD)/tests/test_replay_codec: $(BUILD)/obj/replayer/tests/test_replay_codec.o $(call objs,replayer/wl_codec.c)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $^
+
+$(BUILD)/tests/test_replay_wlfile: $(BUILD)/obj/replayer/tests/test_replay_wlfile.o \
 		$(REPLAY_WL_OBJS) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

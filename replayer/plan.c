@@ -77,6 +77,10 @@ static void usage(void)
 	       "                          (K, M, G suffixes; default 4G; 0 = no limit): the\n"
 	       "                          least recently used go first, never one in use\n"
 	       "      --cache-clean       empty the workload cache, say what it freed, and exit\n"
+	       "      --workload-memory=SIZE  a worker decodes a workload whose ops fit in SIZE\n"
+	       "                          before the replay (default 512M), and streams a larger\n"
+	       "                          one a segment at a time (0: always stream); neither\n"
+	       "                          enters the figures (docs/BENCHMARKS.md)\n"
 	       "      --no-baseline       replay the named allocators only, not also the one\n"
 	       "                          the recorded program ran on (the baseline)\n"
 	       "      --plan              run nothing: print the matrix as independent jobs,\n"
@@ -137,7 +141,7 @@ static int parse_uint(const char *s, unsigned *out)
 }
 
 enum { OPT_ALL = 256, OPT_DB, OPT_REPEAT, OPT_TIMEOUT, OPT_TOUCH, OPT_JSON, OPT_COUNTERS,
-       OPT_ACCESS_PASS, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN,
+       OPT_ACCESS_PASS, OPT_WORKLOAD_MEMORY, OPT_LIST, OPT_VERSION, OPT_TIMING, OPT_CACHE_MAX, OPT_CACHE_CLEAN,
        OPT_ROUTE, OPT_NO_BASELINE, OPT_PLAN, OPT_PLAN_FORMAT, OPT_DB_DIR };
 
 static const struct option long_opts[] = {
@@ -153,6 +157,7 @@ static const struct option long_opts[] = {
 	{ "access-pass", no_argument, NULL, OPT_ACCESS_PASS },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "cache-max", required_argument, NULL, OPT_CACHE_MAX },
+	{ "workload-memory", required_argument, NULL, OPT_WORKLOAD_MEMORY },
 	{ "cache-clean", no_argument, NULL, OPT_CACHE_CLEAN },
 	{ "route", required_argument, NULL, OPT_ROUTE },
 	{ "no-baseline", no_argument, NULL, OPT_NO_BASELINE },
@@ -251,6 +256,13 @@ static int take_option(int c, ar_replay_options_t *o)
 		break;
 	case OPT_CACHE_CLEAN: o->cache_clean = 1; break;
 	case OPT_CACHE_MAX: return take_size("--cache-max", optarg, &o->cache_max);
+	case OPT_WORKLOAD_MEMORY:
+		if (ar_cli_parse_size(optarg, &o->workload_memory) != 0)
+			return ar_cli_usage_error("--workload-memory needs a size such as 512M, 2G or 0 "
+						  "(always stream), not '%s'", optarg);
+		if (o->workload_memory == 0)
+			o->workload_memory = 1; /* 0 would mean the default: stream everything */
+		break;
 	case OPT_ALL: o->all = 1; break;
 	case OPT_DB: o->db_path = optarg; break;
 	case OPT_TOUCH: o->touch = optarg; break;
@@ -517,6 +529,8 @@ int ar_plan_make(const ar_replay_options_t *o, ar_plan_t *p)
 	p->run = (ar_run_opts_t){ .touch = o->touch, .timeout_s = o->timeout_s,
 				  .counters = o->counters, .timing = o->timing,
 				  .access_pass = o->access_pass };
+	if (o->workload_memory)
+		snprintf(p->run.workload_memory, sizeof p->run.workload_memory, "%llu", o->workload_memory);
 	if ((rc = find_worker(p->run.worker, sizeof p->run.worker)) != 0)
 		return rc;
 	if (!strcmp(o->counters, "sim") && (rc = plan_sim(&p->run)) != 0)

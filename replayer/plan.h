@@ -29,6 +29,7 @@ typedef struct ar_replay_options {
 	int all, json, list, quiet, access_pass;
 	int cache_clean;                /* --cache-clean */
 	unsigned long long cache_max;   /* --cache-max, else ALLOCRR_CACHE_MAX, else the default */
+	unsigned long long workload_memory; /* --workload-memory; 0 = the worker's default */
 	ar_route_set_t route;           /* --route RULE... (route.h); route.nrules 0 without */
 	int no_baseline;                /* --no-baseline: not also the recorded allocator */
 	int plan;                       /* --plan: print the jobs (plan_jobs.c), run nothing */

@@ -16,7 +16,9 @@
  * allocator the recorded program ran on (the baseline allocreplay adds on
  * its own, allocreplay.c trace_allocators) is a job of its own, and every
  * job runs with --no-baseline so no job replays it a second time. Options
- * that change nothing measured (--cache-max, --json) are left out.
+ * that change nothing measured (--cache-max, --json) are left out;
+ * --workload-memory is carried, since a streamed workload's ops/s include
+ * its decoding (worker_main.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,8 +44,9 @@ typedef struct job {
 	char db[4096 + 160];
 	char *argv[JOB_MAX_ARGS + 1];
 	int argc;
-	char own[NCARRIED + AR_ROUTE_MAX_RULES][4096 + 64]; /* the argv strings built here: one per
-							     * carried variable and per rule */
+	char own[NCARRIED + AR_ROUTE_MAX_RULES + 1][4096 + 64]; /* the argv strings built here: one
+								 * per carried variable and per rule,
+								 * and --workload-memory's */
 	int nown;
 } job_t;
 
@@ -106,6 +109,11 @@ static void build_job(job_t *j, const ar_replay_options_t *o, const char *self, 
 	arg(j, (char *)o->counters);
 	if (o->access_pass)
 		arg(j, "--access-pass");
+	if (o->workload_memory) {
+		char v[24];
+		snprintf(v, sizeof v, "%llu", o->workload_memory);
+		arg(j, own(j, "--workload-memory=%s%s", v, ""));
+	}
 	/* route.c joins the rules with ';' (no rule contains one) */
 	static char rules[sizeof o->route.option];
 	snprintf(rules, sizeof rules, "%s", o->route.option);

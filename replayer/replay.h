@@ -95,6 +95,7 @@ typedef struct ar_run_opts {
 	char valgrind[4096];  /* sim: the valgrind command to run the worker under */
 	char sim_dir[4096];   /* sim: where callgrind profiles are written (then removed) */
 	char **extra_args;    /* --route: more worker arguments, NULL-terminated; or NULL */
+	char workload_memory[24]; /* the worker's --workload-memory; "" = its default */
 } ar_run_opts_t;
 
 /*

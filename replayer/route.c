@@ -230,16 +230,6 @@ oom:
 	return -1;
 }
 
-/* Allocation ops of workload stream i after its prelude (route_map.h). */
-static uint64_t stream_allocs(const ar_workload_t *w, uint32_t i)
-{
-	const ar_wl_op_t *ops = ar_wl_ops(w, i);
-	uint64_t n = 0;
-	for (uint64_t k = w->threads[i].prelude_ops; k < w->threads[i].nops; k++)
-		n += ar_route_map_counts(ops[k].kind);
-	return n;
-}
-
 /* Write header, stream table and owner bytes to fd. 0, or -1. */
 static int write_map(int fd, const ar_workload_t *w, const owners_t *per, uint32_t nper, int nroutes)
 {
@@ -297,7 +287,7 @@ int ar_route_write_map(const ar_route_set_t *rs, const char *trace_path, const a
 		return -1;
 	for (uint32_t i = 0; i < w->hdr->nthreads && !rc; i++) {
 		uint32_t ti = w->threads[i].trace_index;
-		uint64_t have = ti < nper ? per[ti].n : 0, want = stream_allocs(w, i);
+		uint64_t have = ti < nper ? per[ti].n : 0, want = ar_route_map_allocs(&w->threads[i]);
 		if (have != want) {
 			snprintf(err, cap, "%s: thread %u has %" PRIu64 " allocations, its compiled stream %"
 				 PRIu64 ": the routes cannot be matched to the workload (recompile it: "

@@ -41,4 +41,14 @@ static inline int ar_route_map_counts(unsigned kind)
 	       (kind >= AR_WL_POSIX_MEMALIGN && kind <= AR_WL_PVALLOC);
 }
 
+/* Allocation ops of workload stream t after its prelude: from its counts
+ * by kind, which leave the prelude out (workload.h). */
+static inline uint64_t ar_route_map_allocs(const ar_wl_thread_t *t)
+{
+	uint64_t n = 0;
+	for (unsigned k = 0; k < AR_WL_NCALLS; k++)
+		n += ar_route_map_counts(k) ? t->ops_by_kind[k] : 0;
+	return n;
+}
+
 #endif

@@ -474,6 +474,10 @@ static void build_cmd(worker_cmd_t *c, const ar_run_opts_t *o, const ar_allocato
 		c->argv[na++] = "--progress-fd";
 		c->argv[na++] = c->progress_fd;
 	}
+	if (o->workload_memory[0]) {
+		c->argv[na++] = "--workload-memory";
+		c->argv[na++] = (char *)o->workload_memory;
+	}
 	for (size_t i = 0; o->extra_args && o->extra_args[i] && na + 1 < sizeof c->argv / sizeof *c->argv; i++)
 		c->argv[na++] = o->extra_args[i];
 	c->argv[na] = NULL;

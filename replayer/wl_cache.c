@@ -5,8 +5,14 @@
  * Invariants:
  *   - nothing is read from, written to or removed from a directory that
  *     failed check_dir();
- *   - only names of the cache's two forms are ever removed: <sha256>.v<N>.wl
- *     and <sha256>.v<N>.wl.tmp.<pid>;
+ *   - only names of the cache's three forms are ever removed:
+ *     <sha256>.v<N>.wl, <sha256>.v<N>.wl.tmp.<pid> and <sha256>.v<N>.wl.lock;
+ *   - one process compiles a trace at a time: a compile holds an exclusive
+ *     flock on <name>.lock, and whoever waited for it looks in the cache
+ *     again (parallel jobs of one trace start together: they would all
+ *     compile it). The lock only saves work — two compiles of one trace
+ *     still give two whole files, one renamed over the other — so a lock
+ *     file is removed whenever nobody holds it, races included;
  *   - a workload is removed only under an exclusive, non-blocking flock, so
  *     never while a lease (a shared flock) is held on it, and only when the
  *     name still refers to the file that was locked;
@@ -155,10 +161,10 @@ int ar_wl_cache_open(ar_wl_cache_t *c, int create, char *err, size_t errcap)
 
 /* ---- names ------------------------------------------------------------------------- */
 
-enum { NAME_OTHER, NAME_WORKLOAD, NAME_TMP };
+enum { NAME_OTHER, NAME_WORKLOAD, NAME_TMP, NAME_LOCK };
 
 /* Which of the cache's names n is: <64 hex>.v<digits>.wl, optionally
- * followed by .tmp.<pid> (*pid set). */
+ * followed by .tmp.<pid> (*pid set) or .lock. */
 static int name_kind(const char *n, long *pid)
 {
 	for (int i = 0; i < 64; i++)
@@ -174,6 +180,8 @@ static int name_kind(const char *n, long *pid)
 	s += 3;
 	if (!*s)
 		return NAME_WORKLOAD;
+	if (!strcmp(s, ".lock"))
+		return NAME_LOCK;
 	if (strncmp(s, ".tmp.", 5) != 0 || s[5] < '1' || s[5] > '9')
 		return NAME_OTHER;
 	char *end;
@@ -284,6 +292,16 @@ static int by_mtime(const void *a, const void *b)
 static void sweep_dead_tmp(const char *dir, const entry_t *es, size_t n, ar_wl_cache_tally_t *t)
 {
 	for (size_t i = 0; i < n; i++) {
+		if (es[i].kind == NAME_LOCK) { /* a compile's lock nobody holds */
+			char path[PATH_MAX + NAME_MAX + 2];
+			snprintf(path, sizeof path, "%s/%s", dir, es[i].name);
+			int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+				unlink(path);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		if (es[i].kind != NAME_TMP || es[i].pid == (long)getpid() || pid_alive(es[i].pid))
 			continue;
 		char path[PATH_MAX + NAME_MAX + 2];
@@ -560,7 +578,26 @@ int ar_wl_cache_get(ar_wl_cache_t *c, const char *trace_path, const char *sha256
 		note(c, "cached workload %s not used, recompiling: %s", out,
 		     errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 	}
-	if (compile_into(trace_path, sha256, out, lease, progress, ctx, err, errcap) != 0)
+	/* One compile of this trace at a time (above); whoever waited finds
+	 * the workload the other one made. */
+	char lock_path[PATH_MAX + 8];
+	snprintf(lock_path, sizeof lock_path, "%s.lock", out);
+	int lk = open(lock_path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lk >= 0 && flock(lk, LOCK_EX) == 0 && (fd = take_lease(out)) >= 0) {
+		if (check_cached(fd, trace_path, sha256, why, sizeof why) == 0) {
+			close(lk);
+			futimens(fd, NULL);
+			lease->fd = fd;
+			snprintf(lease->path, sizeof lease->path, "%s", out);
+			*hit = 1;
+			return 0;
+		}
+		close(fd);
+	}
+	int rc = compile_into(trace_path, sha256, out, lease, progress, ctx, err, errcap);
+	if (lk >= 0)
+		close(lk);
+	if (rc != 0)
 		return -1;
 	ar_wl_cache_trim(c);
 	return 0;

@@ -62,8 +62,9 @@
 #include "workload.h"
 
 /* The default limit (allocreplay --cache-max, ALLOCRR_CACHE_MAX): 4 GiB.
- * A workload takes about 24 bytes per event (480 MB for a 20 M-event
- * trace): 4 GiB keeps the corpus and several large traces' workloads, which
+ * A workload takes about 3 bytes per event (8 where most frees cross
+ * threads; docs/BENCHMARKS.md, "Traces larger than RAM"): 4 GiB keeps the
+ * corpus and the workloads of traces of a billion events, which
  * is what repeated replays need, while staying a small part of a laptop's
  * disk. Recompiling what was evicted costs seconds (docs/BENCHMARKS.md). */
 #define AR_WL_CACHE_MAX_DEFAULT (4ull << 30)

@@ -19,11 +19,14 @@
  *     as displaced; the header's lost_blocks).
  * One stream per trace thread with events, at most AR_WL_MAX_THREADS (a
  * trace with more is refused, AR_ELIMIT); thread indices may be sparse.
- * The ops are written straight into the mapped output file: each thread's
- * array is sized from the reader's per-thread event counts (plus room for
- * sample markers), so nothing grows with the trace in memory. The last
- * thing written is the content digest (ar_wl_digest), so a file cut or
- * changed afterwards no longer matches it. The output is never opened
+ * Each stream collects its ops in a buffer of one segment; a full buffer
+ * is encoded (wl_codec.c) and appended to the file, and hashed as it is
+ * written. Nothing written is ever changed (a dependency is a SYNC before
+ * the op that has it, workload.h), so nothing grows with the trace in
+ * memory but the segment index (16 bytes per segment). The index, the
+ * thread table and the header come last; the header carries the content
+ * digest (ar_wl_digest), so a file cut or changed afterwards no longer
+ * matches it. The output is never opened
  * through a symbolic link (O_NOFOLLOW); a cache's temporary file is
  * created new (O_EXCL), mode 0600 (wl_cache.h says why).
  *
@@ -50,7 +53,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,7 +71,6 @@ typedef struct cslot {
 	uint64_t last_op;      /* index of the last op on it in last_thread's stream */
 	uint64_t released_seq; /* seq of the release that queued it */
 	uint32_t last_thread;  /* stream of that op, NONE32 before the first */
-	uint32_t tokens;       /* signals issued so far (mod 2^16) */
 	uint32_t live;
 	uint32_t tl[2]; /* per-thread free list: prev, next */
 	uint32_t gl[2]; /* global free list: prev, next */
@@ -79,10 +80,29 @@ typedef struct flist {
 	uint32_t head, tail;
 } flist_t;
 
+/* One stream's segments so far, in stream order. */
+typedef struct seglist {
+	ar_wl_seg_t *v;
+	uint64_t n, cap;
+} seglist_t;
+
 typedef struct comp {
 	ar_wl_header_t *hdr;
+	ar_wl_header_t hdr_mem;
 	ar_wl_thread_t *thr;
-	ar_wl_op_t **ops;
+	/* Output: per stream the ops of the segment being filled (pend[t],
+	 * npend[t] of hdr->seg_ops), its segments written, its prelude (held
+	 * whole: one op per pre-existing block, written at the end); the file,
+	 * where the next segment goes, the digest so far, an encoding buffer. */
+	ar_wl_op_t **pend;
+	uint32_t *npend;
+	seglist_t *segs;
+	ar_wl_op_t **pre_ops;
+	int fd;
+	uint64_t woff;
+	EVP_MD_CTX *md;
+	uint8_t *enc;
+	int io_failed;
 	uint32_t *tmap; /* trace thread index -> stream, NONE32 if absent (dense indices) */
 	uint32_t tmap_len;
 	uint64_t *tsorted; /* else: (index << 32 | stream), sorted, nthr entries */
@@ -167,45 +187,98 @@ static int errf(comp_t *c, int code, const char *what)
 	return code;
 }
 
-/* Append an op to stream t; returns its index, or -1 when the stream is
- * full (more events than the reader's index announced: a reader bug). */
+/* Write n bytes at the end of the output and into the digest. 0, or -1
+ * (c->io_failed, the error in c->err). */
+static int out_write(comp_t *c, const void *buf, size_t n)
+{
+	const char *p = buf;
+	if (c->io_failed)
+		return -1;
+	if (EVP_DigestUpdate(c->md, buf, n) != 1) {
+		c->io_failed = 1;
+		return errf(c, AR_ENOMEM, "out of memory computing the workload's digest"), -1;
+	}
+	for (size_t done = 0; done < n;) {
+		ssize_t w = pwrite(c->fd, p + done, n - done, (off_t)(c->woff + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			c->err->sys_errno = w < 0 ? errno : ENOSPC;
+			c->io_failed = 1;
+			snprintf(c->err->msg, sizeof c->err->msg, "writing workload for %s at offset %llu: %s",
+				 c->path, (unsigned long long)(c->woff + done), strerror(c->err->sys_errno));
+			c->err->code = AR_EIO;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	c->woff += n;
+	return 0;
+}
+
+/* Encode ops[0..n) as a segment at the end of the output, listed in l. */
+static int write_segment(comp_t *c, seglist_t *l, const ar_wl_op_t *ops, uint32_t n)
+{
+	if (l->n == l->cap) {
+		uint64_t cap = l->cap ? l->cap * 2 : 16;
+		ar_wl_seg_t *v = realloc(l->v, cap * sizeof *v);
+		if (!v) {
+			c->io_failed = 1;
+			return errf(c, AR_ENOMEM, "out of memory for the segment index"), -1;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	size_t bytes = ar_wl_encode(ops, n, c->enc);
+	l->v[l->n++] = (ar_wl_seg_t){ .offset = c->woff, .bytes = (uint32_t)bytes, .nops = n };
+	if (bytes > c->hdr->max_seg_bytes)
+		c->hdr->max_seg_bytes = (uint32_t)bytes;
+	return out_write(c, c->enc, bytes);
+}
+
+/* Append an op to stream t; returns its index in the stream, or -1 when
+ * the output cannot be written (c->err says why). A block's dependency
+ * (AR_WL_F_DEP) is not a step of the schedule: it leaves the counts the
+ * window SYNCs go by alone. */
 static int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags, uint32_t slot,
 		    uint64_t size, uint64_t arg)
 {
 	ar_wl_thread_t *th = &c->thr[t];
-	if (th->nops >= th->capacity)
-		return -1;
-	ar_wl_op_t *op = &c->ops[t][th->nops];
-	op->kind = (uint8_t)kind;
-	op->flags = (uint8_t)flags;
-	op->wait_token = 0;
-	op->slot = slot;
-	op->size = size;
-	op->arg = arg;
+	if (c->npend[t] == c->hdr->seg_ops) {
+		if (write_segment(c, &c->segs[t], c->pend[t], c->npend[t]) != 0)
+			return -1;
+		c->npend[t] = 0;
+	}
+	c->pend[t][c->npend[t]++] = (ar_wl_op_t){ .kind = (uint8_t)kind, .flags = (uint8_t)flags,
+						   .slot = slot, .size = size, .arg = arg };
 	th->ops_by_kind[kind]++;
 	c->hdr->ops_by_kind[kind]++;
-	c->g_last[t] = ++c->gops;
+	if (!(flags & AR_WL_F_DEP))
+		c->g_last[t] = ++c->gops;
 	if (kind < AR_WL_NCALLS)
 		c->hdr->calls++;
 	return (int64_t)th->nops++;
 }
 
-/* Record that op idx of stream t works on slot s. When the previous op on
- * s ran on another thread, the new op waits for that op's signal. */
+/* Stream t is about to work on slot s. When the previous op on s ran on
+ * another stream, t first waits until that stream has done it (a SYNC
+ * flagged AR_WL_F_DEP). 0, or -1 when the output cannot be written. */
+static int dep_before(comp_t *c, uint32_t t, uint32_t s)
+{
+	const cslot_t *sl = &c->slots[s];
+	if (sl->last_thread == NONE32 || sl->last_thread == t)
+		return 0;
+	if (sl->live)
+		c->hdr->cross_thread_deps++;
+	else
+		c->hdr->reuse_deps++;
+	return emit(c, t, AR_WL_SYNC, AR_WL_F_DEP, sl->last_thread, sl->last_op + 1, 0) < 0 ? -1 : 0;
+}
+
+/* Record that op idx of stream t works on slot s. */
 static void link_op(comp_t *c, uint32_t t, uint32_t s, uint64_t idx)
 {
 	cslot_t *sl = &c->slots[s];
-	if (sl->last_thread != NONE32 && sl->last_thread != t) {
-		c->ops[sl->last_thread][sl->last_op].flags |= AR_WL_F_SIGNAL;
-		sl->tokens = (sl->tokens + 1) & 0xffffu;
-		ar_wl_op_t *op = &c->ops[t][idx];
-		op->flags |= AR_WL_F_WAIT;
-		op->wait_token = (uint16_t)sl->tokens;
-		if (sl->live)
-			c->hdr->cross_thread_deps++;
-		else
-			c->hdr->reuse_deps++;
-	}
 	sl->last_thread = t;
 	sl->last_op = idx;
 }
@@ -324,7 +397,7 @@ static void on_preexisting(void *ctx, const ar_live_t *b, const ar_event_t *by)
 		return;
 	}
 	uint64_t idx = c->pre_fill[t]++;
-	c->ops[t][idx] = (ar_wl_op_t){ .kind = AR_WL_MALLOC, .slot = s, .size = b->bytes };
+	c->pre_ops[t][idx] = (ar_wl_op_t){ .kind = AR_WL_MALLOC, .slot = s, .size = b->bytes };
 	link_op(c, t, s, idx);
 	c->slots[s].live = 1;
 	c->pre_slot = s;
@@ -364,7 +437,7 @@ static int kind_of(unsigned op)
 	}
 }
 
-#define FULL() errf(c, AR_EFORMAT, "a thread has more events than its blocks announced")
+#define FULL() (c->err->code ? c->err->code : errf(c, AR_EIO, "the workload cannot be written"))
 #define NOSLOTS() errf(c, AR_ENOMEM, "out of slots (memory)")
 
 /* Stream t is about to resume. If other streams did at least
@@ -485,7 +558,7 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 			c->hdr->skipped_unknown_frees++;
 			return 0;
 		}
-		if ((idx = emit(c, t, kind, 0, s, 0, 0)) < 0)
+		if (dep_before(c, t, s) != 0 || (idx = emit(c, t, kind, 0, s, 0, 0)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
 		slot_release(c, s, e->seq);
@@ -510,14 +583,15 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 			}
 			if ((s = slot_get(c, t, e->seq)) == NONE32)
 				return NOSLOTS();
-			if ((idx = emit(c, t, kind, AR_WL_F_NOSRC, s, e->size, count)) < 0)
+			if (dep_before(c, t, s) != 0 ||
+			    (idx = emit(c, t, kind, AR_WL_F_NOSRC, s, e->size, count)) < 0)
 				return FULL();
 			link_op(c, t, s, (uint64_t)idx);
 			c->slots[s].live = 1;
 			return acquire(c, e, s);
 		}
 		unsigned flags = e->result ? 0 : AR_WL_F_TRACE_NULL;
-		if ((idx = emit(c, t, kind, flags, s, e->size, count)) < 0)
+		if (dep_before(c, t, s) != 0 || (idx = emit(c, t, kind, flags, s, e->size, count)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
 		if (e->result) /* released at seq (above), result owned at seq2 */
@@ -537,7 +611,7 @@ static int process(comp_t *c, uint32_t t, const ar_event_t *e)
 		}
 		if ((s = slot_get(c, t, e->seq)) == NONE32)
 			return NOSLOTS();
-		if ((idx = emit(c, t, kind, 0, s, e->size, arg)) < 0)
+		if (dep_before(c, t, s) != 0 || (idx = emit(c, t, kind, 0, s, e->size, arg)) < 0)
 			return FULL();
 		link_op(c, t, s, (uint64_t)idx);
 		return acquire(c, e, s);
@@ -550,11 +624,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t align_up(uint64_t v)
-{
-	return (v + AR_WL_ALIGN - 1) / AR_WL_ALIGN * AR_WL_ALIGN;
 }
 
 /* SYNC ops one stream may hold (workload.h): a few per window of the trace. */
@@ -636,8 +705,8 @@ static int find_preexisting(comp_t *c, ar_reader_t *r, uint32_t n)
 	return rc ? errf(c, AR_ENOMEM, "out of memory for the address table") : 0;
 }
 
-/* Lay out the output file for reader r, create and map it. */
-static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **map, size_t *bytes)
+/* Plan the streams of reader r and create the output file. */
+static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 {
 	/* One stream per thread with events: threads the metadata declares
 	 * but that made no heap call have nothing to replay (SPEC 6.2). */
@@ -666,79 +735,65 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 		return rc0;
 	}
 	uint64_t events = ar_reader_event_count(r);
-	uint64_t marks = events < AR_WL_SAMPLES ? events : AR_WL_SAMPLES;
-	uint64_t off = align_up(sizeof(ar_wl_header_t) + (uint64_t)n * sizeof(ar_wl_thread_t));
-	uint64_t *caps = calloc(n, sizeof *caps);
-	uint64_t *offs = calloc(n, sizeof *offs);
 	c->handoff_budget = calloc(n, sizeof *c->handoff_budget);
-	if (!caps || !offs || !c->handoff_budget) {
-		free(caps);
-		free(offs);
+	if (!c->handoff_budget) {
 		free(tis);
 		return errf(c, AR_ENOMEM, "out of memory");
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		const ar_thread_info_t *ti = tis[i];
-		uint64_t mine = ti ? ti->events : 0;
-		c->handoff_budget[i] = handoff_budget(events, mine, n);
-		caps[i] = mine + marks + 1 + sync_budget(events, n) + c->handoff_budget[i] + c->pre_count[i];
-		offs[i] = off;
-		off += align_up(caps[i] * sizeof(ar_wl_op_t));
-	}
+	for (uint32_t i = 0; i < n; i++)
+		c->handoff_budget[i] = handoff_budget(events, tis[i] ? tis[i]->events : 0, n);
 	/* Never through a symbolic link; a cache's temporary file is created
 	 * new and private (workload.h, ar_wl_compile_opts_t.exclusive). */
 	int fd = c->exclusive ? open(out_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
 			      : open(out_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	c->created = fd >= 0;
-	if (fd < 0 || ftruncate(fd, (off_t)off) != 0) {
+	if (fd < 0) {
 		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		free(caps);
-		free(offs);
 		free(tis);
 		c->err->sys_errno = e;
 		snprintf(c->err->msg, sizeof c->err->msg, "cannot create workload %s: %s", out_path,
 			 strerror(e));
 		return c->err->code = AR_EIO;
 	}
-	void *m = mmap(NULL, (size_t)off, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	int e = errno;
-	close(fd);
-	if (m == MAP_FAILED) {
-		free(caps);
-		free(offs);
-		free(tis);
-		snprintf(c->err->msg, sizeof c->err->msg, "mmap %s: %s", out_path, strerror(e));
-		return c->err->code = AR_EIO;
-	}
-	*map = m;
-	*bytes = (size_t)off;
-	c->hdr = m;
+	c->fd = fd;
+	c->woff = sizeof(ar_wl_header_t); /* the header is written last */
+	c->hdr = &c->hdr_mem;
 	c->hdr->magic = AR_WL_MAGIC;
 	c->hdr->version = AR_WL_VERSION;
 	c->hdr->nthreads = n;
-	c->hdr->file_bytes = off;
 	c->hdr->schedule = (uint32_t)c->schedule;
 	c->hdr->trace_file_bytes = ar_reader_file_size(r);
 	c->hdr->trace_indexed_events = events;
-	c->thr = (ar_wl_thread_t *)(c->hdr + 1);
-	c->ops = calloc(n, sizeof *c->ops);
+	/* one segment's buffer per stream, within AR_WL_SEG_MEMORY */
+	uint32_t seg_ops = AR_WL_SEG_OPS;
+	while (seg_ops > AR_WL_SEG_OPS_MIN && (uint64_t)n * seg_ops * sizeof(ar_wl_op_t) > AR_WL_SEG_MEMORY)
+		seg_ops /= 2;
+	c->hdr->seg_ops = seg_ops;
+	c->thr = calloc(n, sizeof *c->thr);
+	c->pend = calloc(n, sizeof *c->pend);
+	c->npend = calloc(n, sizeof *c->npend);
+	c->segs = calloc(n, sizeof *c->segs);
+	c->pre_ops = calloc(n, sizeof *c->pre_ops);
+	c->enc = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
+	c->md = EVP_MD_CTX_new();
 	c->tfree = malloc(n * sizeof *c->tfree);
 	if (c->tfree)
 		memset(c->tfree, 0xff, n * sizeof *c->tfree);
 	int rc = 0;
-	if (!c->ops || !c->tfree) {
+	if (!c->thr || !c->pend || !c->npend || !c->segs || !c->pre_ops || !c->enc || !c->md || !c->tfree ||
+	    EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	} else {
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = 0; rc == 0 && i < n; i++) {
 			const ar_thread_info_t *ti = tis[i];
 			c->thr[i].trace_index = ti ? ti->index : 0;
-			c->thr[i].offset = offs[i];
-			c->thr[i].capacity = caps[i];
 			/* the prelude comes first, filled by the second pass */
 			c->thr[i].prelude_ops = c->thr[i].nops = c->pre_count[i];
-			c->ops[i] = (ar_wl_op_t *)((char *)m + offs[i]);
+			c->pend[i] = malloc((size_t)seg_ops * sizeof(ar_wl_op_t));
+			if (c->pre_count[i])
+				c->pre_ops[i] = calloc(c->pre_count[i], sizeof(ar_wl_op_t));
+			if (!c->pend[i] || (c->pre_count[i] && !c->pre_ops[i]))
+				rc = errf(c, AR_ENOMEM, "out of memory");
 		}
 	}
 	free(tis);
@@ -750,8 +805,71 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path, void **m
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		c->sync_budget[i] = sync_budget(events, n);
-	free(caps);
-	free(offs);
+	return rc;
+}
+
+/* The end of the output: the streams' last segments, the preludes, the
+ * index (each stream's prelude segments, then the rest), the thread table,
+ * then the header with the digest of all of it. 0, or an AR_E* code. */
+static int finish_output(comp_t *c)
+{
+	ar_wl_header_t *h = c->hdr;
+	seglist_t *pre = calloc(c->nthr, sizeof *pre);
+	int rc = pre ? 0 : errf(c, AR_ENOMEM, "out of memory");
+	for (uint32_t t = 0; rc == 0 && t < c->nthr; t++) {
+		if (c->npend[t] && write_segment(c, &c->segs[t], c->pend[t], c->npend[t]) != 0)
+			rc = FULL();
+		for (uint64_t k = 0; rc == 0 && k < c->pre_count[t]; k += h->seg_ops) {
+			uint64_t m = c->pre_count[t] - k < h->seg_ops ? c->pre_count[t] - k : h->seg_ops;
+			if (write_segment(c, &pre[t], c->pre_ops[t] + k, (uint32_t)m) != 0)
+				rc = FULL();
+		}
+	}
+	static const uint8_t zeros[8];
+	if (rc == 0 && c->woff % 8 && out_write(c, zeros, 8 - c->woff % 8) != 0)
+		rc = FULL();
+	h->index_offset = c->woff;
+	uint64_t base = 0;
+	for (uint32_t t = 0; rc == 0 && t < c->nthr; t++) {
+		c->thr[t].seg_first = h->nsegs;
+		c->thr[t].nsegs = pre[t].n + c->segs[t].n;
+		c->thr[t].op_base = base;
+		base += c->thr[t].nops;
+		h->nsegs += c->thr[t].nsegs;
+		if ((pre[t].n && out_write(c, pre[t].v, pre[t].n * sizeof *pre[t].v) != 0) ||
+		    (c->segs[t].n && out_write(c, c->segs[t].v, c->segs[t].n * sizeof *c->segs[t].v) != 0))
+			rc = FULL();
+	}
+	h->total_ops = base;
+	h->threads_offset = c->woff;
+	if (rc == 0 && out_write(c, c->thr, (size_t)c->nthr * sizeof *c->thr) != 0)
+		rc = FULL();
+	h->file_bytes = c->woff;
+	if (h->max_seg_bytes == 0)
+		h->max_seg_bytes = 1; /* no segment at all: a reader's buffer is still non-empty */
+	unsigned mdlen = 0;
+	if (rc == 0 && (EVP_DigestUpdate(c->md, h, sizeof *h) != 1 ||
+			EVP_DigestFinal_ex(c->md, h->content_sha256, &mdlen) != 1 || mdlen != 32))
+		rc = errf(c, AR_ENOMEM, "out of memory computing the workload's digest");
+	if (rc == 0) {
+		uint64_t end = c->woff;
+		c->woff = 0; /* the header, at the start; not hashed twice */
+		for (size_t done = 0; done < sizeof *h;) {
+			ssize_t w = pwrite(c->fd, (const char *)h + done, sizeof *h - done, (off_t)done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				c->err->sys_errno = w < 0 ? errno : ENOSPC;
+				rc = errf(c, AR_EIO, "cannot write the workload's header");
+				break;
+			}
+			done += (size_t)w;
+		}
+		c->woff = end;
+	}
+	for (uint32_t t = 0; pre && t < c->nthr; t++)
+		free(pre[t].v);
+	free(pre);
 	return rc;
 }
 
@@ -796,13 +914,21 @@ int ar_wl_digest(const ar_workload_t *w, uint8_t out[32])
 	ar_wl_header_t h = *w->hdr;
 	memset(h.content_sha256, 0, sizeof h.content_sha256);
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	size_t cap = 1u << 20;
+	char *buf = malloc(cap);
 	unsigned n = 0;
-	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) && EVP_DigestUpdate(ctx, &h, sizeof h) &&
-		 EVP_DigestUpdate(ctx, w->threads, (size_t)h.nthreads * sizeof *w->threads);
-	for (uint32_t i = 0; ok && i < h.nthreads; i++)
-		ok = EVP_DigestUpdate(ctx, ar_wl_ops(w, i), (size_t)w->threads[i].nops * sizeof(ar_wl_op_t));
-	ok = ok && EVP_DigestFinal_ex(ctx, out, &n) && n == 32;
+	int ok = ctx && buf && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	for (uint64_t off = sizeof h; ok && off < h.file_bytes;) {
+		size_t want = h.file_bytes - off < cap ? (size_t)(h.file_bytes - off) : cap;
+		ssize_t r = pread(w->fd, buf, want, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		ok = r > 0 && EVP_DigestUpdate(ctx, buf, (size_t)r);
+		off += r > 0 ? (uint64_t)r : 0;
+	}
+	ok = ok && EVP_DigestUpdate(ctx, &h, sizeof h) && EVP_DigestFinal_ex(ctx, out, &n) && n == 32;
 	EVP_MD_CTX_free(ctx);
+	free(buf);
 	return ok ? 0 : -1;
 }
 
@@ -844,9 +970,8 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 		     .eps_ns = clock_eps(ar_reader_header(r)), .pre_slot = NONE32,
 		     .window = (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0 };
 	ar_wl_decoder_t dec = { 0 };
-	void *map = NULL;
-	size_t bytes = 0;
-	if ((rc = open_output(&c, r, out_path, &map, &bytes)) != 0)
+	c.fd = -1;
+	if ((rc = open_output(&c, r, out_path)) != 0)
 		goto out;
 	ar_liveset_init(&c.live, NULL, on_acquired, &c);
 	start_window(&c, r);
@@ -872,7 +997,7 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 			goto out;
 		}
 		sync_before(&c, t, schedule_event(&c, t, &e));
-		if ((rc = process(&c, t, &e)) != 0)
+		if ((rc = process(&c, t, &e)) != 0 || (c.io_failed && (rc = c.err->code ? c.err->code : AR_EIO)))
 			goto out;
 		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
 		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, live64(&c)) >= 0)
@@ -906,25 +1031,38 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 	if (sha256)
 		snprintf(c.hdr->trace_sha256, sizeof c.hdr->trace_sha256, "%s", sha256);
 	c.hdr->compile_ns = now_ns() - t0;
-	ar_workload_t w = { .map = map, .map_bytes = bytes, .hdr = c.hdr, .threads = c.thr };
-	if (ar_wl_digest(&w, c.hdr->content_sha256) != 0) {
-		rc = errf(&c, AR_ENOMEM, "out of memory computing the workload's digest");
+	if ((rc = finish_output(&c)) != 0)
+		goto out;
+	if (close(c.fd) != 0) {
+		c.fd = -1;
+		rc = errf(&c, AR_EIO, "closing the workload failed (disk full?)");
 		goto out;
 	}
-	if (msync(map, bytes, MS_ASYNC) != 0) {
-		rc = errf(&c, AR_EIO, "msync of the workload failed");
-		goto out;
-	}
+	c.fd = -1;
 	rc = 0;
 out:
 	ar_wld_finish(&dec);
-	if (map)
-		munmap(map, bytes);
+	if (c.fd >= 0)
+		close(c.fd);
 	if (rc && c.created)
 		unlink(out_path);
+	for (uint32_t t = 0; t < c.nthr; t++) {
+		if (c.pend)
+			free(c.pend[t]);
+		if (c.segs)
+			free(c.segs[t].v);
+		if (c.pre_ops)
+			free(c.pre_ops[t]);
+	}
+	free(c.pend);
+	free(c.npend);
+	free(c.segs);
+	free(c.pre_ops);
+	free(c.thr);
+	free(c.enc);
+	EVP_MD_CTX_free(c.md);
 	ar_liveset_free(&c.live);
 	free(c.slots);
-	free(c.ops);
 	free(c.tmap);
 	free(c.tsorted);
 	free(c.tfree);

@@ -45,7 +45,12 @@ typedef struct ar_sample {
  * the "done" barrier. */
 typedef struct ar_wthread {
 	uint32_t index;
+	/* Ops [chunk_first, chunk_end) of the stream are at ops[0..): all of
+	 * them when the workload is resident, one segment at a time from cur
+	 * when it is streamed (worker_main.c, --workload-memory). */
 	const ar_wl_op_t *ops;
+	uint64_t chunk_first, chunk_end;
+	ar_wl_cursor_t cur;
 	uint64_t nops;
 	uint64_t first_op; /* ops before it are the prelude (workload.h), run untimed before the window */
 	ar_hist_t *hist[AR_WL_NCALLS]; /* NULL for kinds this thread never calls */
@@ -70,7 +75,8 @@ typedef struct ar_wthread {
 typedef struct ar_worker {
 	ar_workload_t wl;
 	void **slot_ptr;
-	_Atomic uint32_t *slot_tok; /* low 16 bits: token; bit 16: a waiter sleeps */
+	int streamed; /* the workload is read a segment at a time during the replay */
+	_Atomic int failed; /* a replay thread stopped with an error: its waiters stop too */
 	ar_wthread_t *th;
 	ar_sample_t *samples;
 	int statm_fd;

@@ -9,6 +9,7 @@
  *                      [--timing calls|none|sample:N] [--counters perf|sim|none]
  *                      [--access-pass on|off] [--progress-fd N]
  *                      [--route NAME=PATH]... [--route-map FILE]
+ *                      [--workload-memory BYTES]
  *
  * --counters perf (default) opens the hardware counters around the replay
  * window; sim means allocreplay started this worker under valgrind
@@ -32,6 +33,16 @@
  * (effective_period). The report says the period used (S timing_every: 0
  * none, 1 every call) and, when timed, the timer's resolution (S
  * timer_resolution_ticks). allocreplay samples by default (plan.c).
+ *
+ * --workload-memory BYTES (default AR_WL_RESIDENT_DEFAULT): a workload
+ * whose decoded ops fit is decoded whole before the baselines, so the
+ * replay reads nothing else; a larger one is streamed: each replay thread
+ * holds one segment's ops and decodes the next when it reaches the end
+ * (worker_replay.c), so the worker's own memory is a segment per thread
+ * whatever the trace's length. Either way the buffers are written before
+ * the baselines and read with pread: the workload's pages are never part
+ * of the worker's RSS or page faults (docs/BENCHMARKS.md, "Traces larger
+ * than RAM", measures both).
  *
  * Phases, and what each may do:
  *   1. start-up (may allocate: dlsym, dladdr, realpath, stdio for errors):
@@ -81,6 +92,7 @@ static void usage(void)
 			"         [--timing calls|none|sample:N] [--counters perf|sim|none]\n"
 			"         [--access-pass on|off] [--progress-fd N]\n"
 			"         [--route NAME=PATH]... [--route-map FILE]  (worker_route.h)\n"
+			"         [--workload-memory BYTES]\n"
 			"(--timing every = calls: time every heap call; sample:N: 1 in N, N >= 1)\n"
 			"(started by allocreplay; see docs/RESULTS.md)\n");
 	exit(64);
@@ -126,18 +138,58 @@ static void check_symbols(const char *allocator)
 	}
 }
 
+#define ROUND64(x) (((size_t)(x) + 63) / 64 * 64)
+
+/* The workload's ops into mem (setup_memory): every stream decoded whole,
+ * or, streamed, per stream a buffer of one segment's ops and one of its
+ * encoded bytes (per_stream bytes each) holding its first segment. */
+static void load_ops(char *mem, size_t per_stream)
+{
+	const ar_wl_header_t *h = ar_wk.wl.hdr;
+	char err[512];
+	if (!ar_wk.streamed) {
+		size_t raw = ROUND64(ar_wl_decoded_bytes(&ar_wk.wl));
+		if (ar_wl_load(&ar_wk.wl, mem, mem + raw, err, sizeof err) != 0)
+			die("error", err);
+		for (uint32_t i = 0; i < h->nthreads; i++) {
+			ar_wthread_t *t = &ar_wk.th[i];
+			t->ops = ar_wl_ops(&ar_wk.wl, i);
+			t->chunk_first = 0;
+			t->chunk_end = t->nops;
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < h->nthreads; i++) {
+		ar_wthread_t *t = &ar_wk.th[i];
+		char *b = mem + (size_t)i * per_stream;
+		t->cur = (ar_wl_cursor_t){ .w = &ar_wk.wl, .thread = i, .ops = (ar_wl_op_t *)b,
+					   .raw = b + ROUND64((size_t)h->seg_ops * sizeof(ar_wl_op_t)) };
+		t->ops = t->cur.ops;
+		if (ar_wl_cursor_next(&t->cur, 1, err, sizeof err) < 0)
+			die("error", err);
+		t->chunk_first = t->cur.first;
+		t->chunk_end = t->cur.first + t->cur.n;
+	}
+}
+
 /* Map and touch all the harness memory in one anonymous mapping, so it is
- * part of the RSS baseline and never comes from the allocator under test. */
-static void setup_memory(void)
+ * part of the RSS baseline and never comes from the allocator under test;
+ * then decode the workload into it: whole, or each stream's first segment
+ * when it is streamed (above, --workload-memory). */
+static void setup_memory(uint64_t workload_memory)
 {
 	const ar_wl_header_t *h = ar_wk.wl.hdr;
 	size_t nthr = h->nthreads, nh = 0;
 	for (size_t i = 0; i < nthr; i++)
 		for (int k = 0; k < AR_WL_NCALLS; k++)
 			nh += ar_wk.wl.threads[i].ops_by_kind[k] != 0;
-	size_t off_ptr = 0;
-	size_t off_tok = off_ptr + ((size_t)h->nslots * sizeof(void *) + 63) / 64 * 64;
-	size_t off_th = off_tok + ((size_t)h->nslots * 4 + 63) / 64 * 64;
+	ar_wk.streamed = ar_wl_decoded_bytes(&ar_wk.wl) > workload_memory;
+	size_t per_stream = ROUND64((size_t)h->seg_ops * sizeof(ar_wl_op_t)) + ROUND64(h->max_seg_bytes);
+	size_t ops_bytes = ar_wk.streamed ? nthr * per_stream
+					  : ROUND64(ar_wl_decoded_bytes(&ar_wk.wl)) + ROUND64(h->max_seg_bytes);
+	size_t off_ops = 0;
+	size_t off_ptr = off_ops + ops_bytes;
+	size_t off_th = off_ptr + ROUND64((size_t)h->nslots * sizeof(void *));
 	size_t off_smp = off_th + (nthr * sizeof(ar_wthread_t) + 63) / 64 * 64;
 	size_t off_hist = off_smp + ((size_t)h->nsamples * sizeof(ar_sample_t) + 63) / 64 * 64;
 	size_t off_size = off_hist + (nh * sizeof(ar_hist_t) + 63) / 64 * 64;
@@ -151,7 +203,6 @@ static void setup_memory(void)
 	}
 	memset(m, 0, total);
 	ar_wk.slot_ptr = (void **)(m + off_ptr);
-	ar_wk.slot_tok = (_Atomic uint32_t *)(m + off_tok);
 	ar_wk.th = (ar_wthread_t *)(m + off_th);
 	ar_wk.samples = (ar_sample_t *)(m + off_smp);
 	ar_hist_t *hist = (ar_hist_t *)(m + off_hist);
@@ -161,7 +212,6 @@ static void setup_memory(void)
 		ar_wthread_t *t = &ar_wk.th[i];
 		t->index = (uint32_t)i;
 		t->apass_at = ar_wk.slot_size && i == h->peak_thread ? h->peak_op : UINT64_MAX;
-		t->ops = ar_wl_ops(&ar_wk.wl, (uint32_t)i);
 		t->nops = ar_wk.wl.threads[i].nops;
 		t->first_op = ar_wk.wl.threads[i].prelude_ops;
 		ar_wk.has_prelude |= t->first_op != 0;
@@ -171,6 +221,7 @@ static void setup_memory(void)
 				ar_hist_reset(t->hist[k]);
 			}
 	}
+	load_ops(m + off_ops, per_stream);
 }
 
 /* Map the ops_done counter (worker.h): the page of progress_fd when given,
@@ -221,6 +272,7 @@ typedef struct options {
 	const char *apass; /* "on" or "off" */
 	int fd, progress_fd;
 	uint64_t dep_timeout_ms;
+	uint64_t workload_memory;
 } options_t;
 
 /* What the replay window cost: baselines taken just before it and the
@@ -260,7 +312,8 @@ static int parse_sample(const char *s, uint64_t *n)
 static void parse_options(int argc, char **argv, options_t *o)
 {
 	const char *touch = "pages", *timing = "calls", *counters = "perf";
-	*o = (options_t){ .apass = "off", .fd = 1, .progress_fd = -1, .dep_timeout_ms = 30000 };
+	*o = (options_t){ .apass = "off", .fd = 1, .progress_fd = -1, .dep_timeout_ms = 30000,
+			  .workload_memory = AR_WL_RESIDENT_DEFAULT };
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 >= argc)
 			usage();
@@ -285,6 +338,13 @@ static void parse_options(int argc, char **argv, options_t *o)
 			o->progress_fd = atoi(v);
 		else if (!strcmp(opt, "--dep-timeout-ms"))
 			o->dep_timeout_ms = strtoull(v, NULL, 10);
+		else if (!strcmp(opt, "--workload-memory")) {
+			char *end;
+			errno = 0;
+			o->workload_memory = strtoull(v, &end, 10);
+			if (*v < '0' || *v > '9' || *end || errno)
+				usage();
+		}
 		else if (ar_route_option(opt, v))
 			;
 		else
@@ -417,7 +477,7 @@ static void set_up_harness(const options_t *o)
 	static uint64_t wanted;
 	if (!strcmp(o->apass, "on") && ar_wk.wl.hdr->nthreads == 1)
 		ar_wk.slot_size = &wanted;
-	setup_memory();
+	setup_memory(o->workload_memory);
 	set_timing(o->sample_every);
 	map_progress(o->progress_fd);
 	ar_probe_stats_init(o->allocator);
@@ -447,12 +507,6 @@ static void start_threads(void)
 			snprintf(msg, sizeof msg, "pthread_create failed for replay thread %u of %u", i, n);
 			die("error", msg);
 		}
-	volatile const char *wlb = (const char *)ar_wk.wl.map;
-	for (uint32_t i = 0; i < n; i++) {
-		const ar_wl_thread_t *t = &ar_wk.wl.threads[i];
-		for (uint64_t o = 0; o < t->nops * sizeof(ar_wl_op_t); o += ar_wk.page)
-			(void)wlb[t->offset + o];
-	}
 }
 
 /* Phase 1, last: the baselines (RSS, rusage, our allocators' counters). */
@@ -560,7 +614,8 @@ static void sum_threads(totals_t *t)
 		t->sum.timed_calls += w->timed_calls;
 		t->sum.sampling_ns += w->sampling_ns;
 		t->checksum = t->checksum * 31 + w->checksum;
-		if (w->error && !t->thread_error)
+		/* the cause, not a thread that stopped because another failed */
+		if (w->error && (!t->thread_error || !strncmp(t->thread_error, "stopped: ", 9)))
 			t->thread_error = w->errmsg;
 	}
 }

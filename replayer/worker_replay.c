@@ -2,7 +2,7 @@
  * worker_replay.c — the hot loop: one replay thread executing its op stream.
  *
  * Per op: wait for the producer if the op depends on another thread
- * (acquire on the slot's token), time the heap call alone between two
+ * (a SYNC op: acquire on that stream's progress), time the heap call alone between two
  * fenced TSC reads, then — outside the timed window — record the latency,
  * store the result in the slot, touch the new block per the touch policy,
  * publish the slot to a waiting consumer (release), and fold the op into
@@ -22,10 +22,17 @@
  * gap of the thread's sampler (worker_clock.h) is timed and recorded; the
  * others cost one decrement and a predictable branch more than untimed.
  *
- * Waiting: a short pause-spin, then futex sleeps of at most 50 ms, until
- * the token matches; past the dependency timeout the thread stops with an
- * error, because the compiler promised the producer runs earlier in trace
- * order (workload.h) — a wait that never ends is a bug, not a result.
+ * Waiting: a short pause-spin, then sleeps of at most 100 us, until the
+ * other stream has done enough ops; past the dependency timeout the thread
+ * stops with an error, because the compiler promised the producer runs
+ * earlier in trace order (workload.h) — a wait that never ends is a bug,
+ * not a result.
+ *
+ * A streamed workload (worker_main.c) is read a segment at a time: when a
+ * thread reaches the end of its chunk, it decodes the next segment into
+ * its buffer (pread, never a page fault, and the kernel is asked to read
+ * the one after ahead). That happens between two calls, outside any timed
+ * window, at the same rare-event compare as the progress counter.
  *
  * No malloc here except the calls under test; the compiler is kept from
  * turning memsets or pairs of calls into something else by -fno-builtin.
@@ -38,11 +45,10 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -51,51 +57,11 @@
 #include "worker.h"
 #include "worker_route.h"
 
-#define WAITER_BIT 0x10000u
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__)
 	_mm_pause();
 #endif
-}
-
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
-}
-
-/* Block until the slot's token is `want`. 0, or -1 after the timeout. */
-static int wait_token(ar_wthread_t *t, _Atomic uint32_t *tok, uint16_t want)
-{
-	uint32_t v = atomic_load_explicit(tok, memory_order_acquire);
-	t->dep_waits++;
-	if ((v & 0xffffu) == want)
-		return 0;
-	t->dep_blocked++;
-	for (int i = 0; i < 2000; i++) {
-		cpu_relax();
-		v = atomic_load_explicit(tok, memory_order_acquire);
-		if ((v & 0xffffu) == want)
-			return 0;
-	}
-	uint64_t deadline = ar_clock_mono_ns() + ar_wk.dep_timeout_ns;
-	for (;;) {
-		v = atomic_load_explicit(tok, memory_order_acquire);
-		if ((v & 0xffffu) == want)
-			return 0;
-		if (!(v & WAITER_BIT)) {
-			if (!atomic_compare_exchange_weak_explicit(tok, &v, v | WAITER_BIT,
-								   memory_order_acq_rel,
-								   memory_order_acquire))
-				continue;
-			v |= WAITER_BIT;
-		}
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-		futex(tok, FUTEX_WAIT_PRIVATE, v, &ts);
-		if (ar_clock_mono_ns() > deadline)
-			return -1;
-	}
 }
 
 /* SYNC (workload.h): block until stream u has done `need` ops. After a
@@ -106,17 +72,23 @@ static int wait_token(ar_wthread_t *t, _Atomic uint32_t *tok, uint16_t want)
  * timeout counts from u's last progress, not from the start of the wait: a
  * thread may rightly wait for all of a long single-threaded phase. 0, or
  * -1 after the timeout. */
-static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
+static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need, int dep)
 {
 	uint64_t seen = atomic_load_explicit(&u->progress, memory_order_acquire);
+	t->dep_waits += dep;
 	if (seen >= need)
 		return 0;
-	t->sync_waits++;
+	if (dep)
+		t->dep_blocked++;
+	else
+		t->sync_waits++;
 	for (int i = 0; i < 2000; i++) {
 		cpu_relax();
 		if (atomic_load_explicit(&u->progress, memory_order_acquire) >= need)
 			return 0;
 	}
+	if (atomic_load_explicit(&ar_wk.failed, memory_order_acquire))
+		return -2;
 	uint64_t deadline = ar_clock_mono_ns() + ar_wk.dep_timeout_ns;
 	long pause_ns = 10000;
 	for (;;) {
@@ -124,6 +96,8 @@ static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
 		if (now_done >= need)
 			return 0;
 		uint64_t now = ar_clock_mono_ns();
+		if (atomic_load_explicit(&ar_wk.failed, memory_order_acquire))
+			return -2;
 		if (now_done != seen) {
 			seen = now_done;
 			deadline = now + ar_wk.dep_timeout_ns;
@@ -135,17 +109,6 @@ static int wait_progress(ar_wthread_t *t, const ar_wthread_t *u, uint64_t need)
 		if (pause_ns < 100000)
 			pause_ns *= 2;
 	}
-}
-
-/* Advance the slot's token by one and wake a sleeping consumer. Only the
- * thread that owns the slot right now writes the token, except for the
- * consumer's waiter bit, which the exchange picks up. */
-static inline void signal_token(_Atomic uint32_t *tok)
-{
-	uint32_t v = atomic_load_explicit(tok, memory_order_relaxed);
-	uint32_t old = atomic_exchange_explicit(tok, ((v & 0xffffu) + 1) & 0xffffu, memory_order_release);
-	if (old & WAITER_BIT)
-		futex(tok, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* Write to the new block so its pages are really resident (DESIGN: page
@@ -240,6 +203,30 @@ static void fail(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op, const char *
 	t->error = 1;
 }
 
+/* A streamed workload: decode the segment that holds op i into the
+ * thread's buffer (worker_main.c). 0, or -1 with the thread's error set. */
+static __attribute__((noinline)) int next_chunk(ar_wthread_t *t, uint64_t i)
+{
+	char err[sizeof t->errmsg];
+	while (i >= t->chunk_end) {
+		if (!t->cur.w || ar_wl_cursor_next(&t->cur, 1, err, sizeof err) != 1) {
+			if (!t->cur.w)
+				snprintf(err, sizeof err, "op %llu of thread %u is beyond its ops",
+					 (unsigned long long)i, t->index);
+			else if (t->cur.n == 0 && t->cur.seg >= ar_wk.wl.threads[t->index].nsegs)
+				snprintf(err, sizeof err, "thread %u's segments end before its op %llu",
+					 t->index, (unsigned long long)i);
+			memcpy(t->errmsg, err, sizeof err);
+			t->error = 1;
+			return -1;
+		}
+		t->ops = t->cur.ops;
+		t->chunk_first = t->cur.first;
+		t->chunk_end = t->cur.first + t->cur.n;
+	}
+	return 0;
+}
+
 /* The heap call alone between the two clock reads, when this call is
  * timed: every call, none, or the one the sampler's countdown reaches. */
 #define TIMED(call)                                                               \
@@ -278,11 +265,13 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	 * of the ops done to ar_wk.ops_done. */
 	uint64_t i, counted = t->first_op, next_count = t->first_op + AR_WK_PROGRESS_EVERY;
 	uint64_t next = t->apass_at < next_count ? t->apass_at : next_count;
+	if (t->chunk_end < next)
+		next = t->chunk_end;
 	for (i = t->first_op; i < t->nops; i++) {
-		const ar_wl_op_t *op = &t->ops[i];
-		const uint32_t s = op->slot;
 		atomic_store_explicit(&t->progress, i, memory_order_release);
 		if (__builtin_expect(i == next, 0)) {
+			if (i == t->chunk_end && next_chunk(t, i) != 0)
+				break; /* a damaged segment: t->error says which */
 			if (i == t->apass_at)
 				ar_access_pass(); /* the trace's live-bytes peak */
 			if (i == next_count) { /* for the progress line, untimed */
@@ -291,7 +280,11 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 				next_count += AR_WK_PROGRESS_EVERY;
 			}
 			next = t->apass_at > i && t->apass_at < next_count ? t->apass_at : next_count;
+			if (t->chunk_end < next)
+				next = t->chunk_end;
 		}
+		const ar_wl_op_t *op = &t->ops[i - t->chunk_first];
+		const uint32_t s = op->slot;
 		if (op->kind >= AR_WL_NCALLS) {
 			if (op->kind == AR_WL_SAMPLE) {
 				if (ar_wk.counters != AR_CTR_SIM) /* statm reads vary run to run */
@@ -301,8 +294,13 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 					fail(t, i, op, "sync names a stream beyond the workload's threads");
 					break;
 				}
-				if (wait_progress(t, &ar_wk.th[s], op->size) != 0) {
-					fail(t, i, op, "sync wait timed out: another stream stopped making progress");
+				int w = wait_progress(t, &ar_wk.th[s], op->size, op->flags & AR_WL_F_DEP);
+				if (w != 0) {
+					fail(t, i, op, w == -2 ? "stopped: the stream it waits for failed"
+						: op->flags & AR_WL_F_DEP
+						? "dependency wait timed out: the producer never released the "
+						  "slot (a workload compiler bug)"
+						: "sync wait timed out: another stream stopped making progress");
 					break;
 				}
 			}
@@ -310,11 +308,6 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 		}
 		if (s != AR_WL_NOSLOT && s >= ar_wk.wl.hdr->nslots) {
 			fail(t, i, op, "slot index beyond the workload's slot count");
-			break;
-		}
-		if ((op->flags & AR_WL_F_WAIT) && wait_token(t, &ar_wk.slot_tok[s], op->wait_token) != 0) {
-			fail(t, i, op, "dependency wait timed out: the producer never released the "
-				       "slot (a workload compiler bug)");
 			break;
 		}
 		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
@@ -438,8 +431,6 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 				t->unexpected_failed_allocs++;
 		}
 	next:
-		if (op->flags & AR_WL_F_SIGNAL)
-			signal_token(&ar_wk.slot_tok[s]);
 		sum = (sum ^ ((uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)s << 32)) *
 			      0x100000001b3ull +
 		      op->size;
@@ -450,8 +441,14 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
 	t->checksum = sum;
 	t->sampler.left = cd;
-	/* Done (or failed): nobody may wait for this stream any longer. */
-	atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
+	/* Done: nobody may wait for this stream any longer. Failed: its ops
+	 * after the failure never ran, so a stream that waits for one of them
+	 * must not go on (it would free a block never allocated here, or one
+	 * freed already): it stops too, at its wait (wait_progress). */
+	if (t->error)
+		atomic_store_explicit(&ar_wk.failed, 1, memory_order_release);
+	else
+		atomic_store_explicit(&t->progress, UINT64_MAX, memory_order_release);
 #undef HEAP
 }
 
@@ -459,7 +456,9 @@ void ar_replay_prelude(ar_wthread_t *t)
 {
 	void **slots = ar_wk.slot_ptr;
 	for (uint64_t i = 0; i < t->first_op && i < t->nops; i++) {
-		const ar_wl_op_t *op = &t->ops[i];
+		if (i == t->chunk_end && next_chunk(t, i) != 0)
+			return;
+		const ar_wl_op_t *op = &t->ops[i - t->chunk_first];
 		uint32_t s = op->slot;
 		if (op->kind != AR_WL_MALLOC || s >= ar_wk.wl.hdr->nslots) {
 			fail(t, i, op, "a prelude op is not a malloc of a slot of the workload");

@@ -126,10 +126,7 @@ static int load_map(const ar_workload_t *w, const char **status, char *msg, size
 	const ar_route_map_stream_t *ms = (const void *)(m + sizeof *h);
 	for (uint32_t i = 0; i < n; i++) {
 		const ar_wl_thread_t *t = &w->threads[i];
-		const ar_wl_op_t *ops = ar_wl_ops(w, i);
-		uint64_t nallocs = 0;
-		for (uint64_t k = t->prelude_ops; k < t->nops; k++)
-			nallocs += ar_route_map_counts(ops[k].kind);
+		uint64_t nallocs = ar_route_map_allocs(t);
 		if (ms[i].trace_index != t->trace_index || ms[i].nallocs != nallocs ||
 		    ms[i].offset > bytes || bytes - ms[i].offset < nallocs)
 			FAIL("error", "%s: stream %u (offset %zu) has %llu allocations for thread %u; the "

@@ -12,10 +12,8 @@
  * Invariants the compiler guarantees and the worker relies on:
  *   - a slot holds at most one live block at any point of the trace order;
  *   - every op on a slot after the first either runs on the same thread as
- *     the previous op on that slot (program order suffices) or carries
- *     AR_WL_F_WAIT with the token that the previous op (flagged
- *     AR_WL_F_SIGNAL) publishes; tokens of a slot advance by exactly one per
- *     signal, so a 16-bit token never aliases a stale value;
+ *     the previous op on that slot (program order suffices) or follows a
+ *     SYNC (AR_WL_F_DEP) until the previous op's stream has done that op;
  *   - every dependency points from a lower to a higher trace sequence
  *     number, so waits cannot form a cycle;
  *   - a thread never runs more than about AR_WL_SYNC_WINDOW of another
@@ -86,11 +84,24 @@
  * header (peak, samples) count the pre-existing blocks from the start until
  * their release, like alloctrace stats.
  *
- * The file layout (all little-endian, native structs; the cache is per
- * machine and carries the version in its name):
- *   ar_wl_header_t | ar_wl_thread_t[nthreads] | op arrays, one per thread,
- *   each at ar_wl_thread_t.offset, AR_WL_ALIGN-aligned, `capacity` ops of
- *   which `nops` are used (the rest is a hole in a sparse file).
+ * Dependencies are waits on progress: an op that needs another stream's op
+ * done first (the block's previous op ran there, or a slot released there
+ * is reused) is preceded by a SYNC flagged AR_WL_F_DEP naming that stream
+ * and how many of its ops must be done. Nothing is ever patched into an op
+ * already written, so the compiler writes each stream once, front to back.
+ *
+ * The file layout (version 8; little-endian, native structs; the cache is
+ * per machine and carries the version in its name):
+ *   ar_wl_header_t | segments ... | ar_wl_seg_t[nsegs] | ar_wl_thread_t[nthreads]
+ * A stream is a list of segments (its entries of the segment index, from
+ * seg_first, in order), each of at most seg_ops ops in the compact encoding
+ * of wl_codec.c (about 3 bytes per op instead of 24; docs/BENCHMARKS.md,
+ * "Traces larger than RAM"). The compiler appends segments as streams fill
+ * them and writes the index and the thread table last, so its memory is one
+ * segment per stream, never the trace. A reader decodes a segment at a time
+ * (ar_wl_cursor_t), or every stream at once into memory it provides
+ * (ar_wl_load) when the decoded ops fit; the worker does the first for a
+ * workload larger than --workload-memory and the second otherwise.
  */
 #ifndef AR_WORKLOAD_H
 #define AR_WORKLOAD_H
@@ -103,16 +114,24 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 7 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+#define AR_WL_VERSION 8 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
 			   * for threads with events, live bytes saturate at 2^64-1; 5: the
 			   * recorded schedule (hand-off SYNCs) and its counters; 6: the
 			   * content digest and the trace's size and indexed event count;
-			   * 7: window traces, the prelude of pre-existing blocks */
+			   * 7: window traces, the prelude of pre-existing blocks;
+			   * 8: compact segments, dependencies as SYNC ops */
 /* Replay threads at most: one per traced thread with events, all alive at
  * once in the worker (1 MiB stack each). A trace with more is refused when
  * compiled (AR_ELIMIT), not started and killed by the thread limit. */
 #define AR_WL_MAX_THREADS 4096
-#define AR_WL_ALIGN 4096
+/* Ops per segment at most: decoded, 384 KiB per stream; fewer when a trace
+ * has so many threads that one segment each would pass AR_WL_SEG_MEMORY. */
+#define AR_WL_SEG_OPS 16384u
+#define AR_WL_SEG_OPS_MIN 256u
+#define AR_WL_SEG_MEMORY (128u << 20)
+/* The decoded ops the worker holds in memory at most by default
+ * (--workload-memory): a larger workload is streamed a segment at a time. */
+#define AR_WL_RESIDENT_DEFAULT (512ull << 20)
 /* A slot freed by another thread is reused only once this many events have
  * passed in trace order: the dependency it adds is then almost always
  * already satisfied in replay, and slots stay <= peak live + this. */
@@ -171,8 +190,7 @@ typedef enum ar_wl_kind {
 } ar_wl_kind_t;
 
 enum {
-	AR_WL_F_WAIT = 1u << 0,   /* wait until the slot's token == wait_token */
-	AR_WL_F_SIGNAL = 1u << 1, /* after this op, advance the slot's token */
+	AR_WL_F_DEP = 1u << 0,    /* on a SYNC: a block's dependency, not the schedule */
 	AR_WL_F_NOSRC = 1u << 2,  /* realloc of NULL (or of a pointer the trace
 				   * never returned): input is NULL */
 	AR_WL_F_TRACE_NULL = 1u << 3, /* the traced call returned NULL */
@@ -184,22 +202,30 @@ enum {
  * size: bytes (element size for calloc/reallocarray; SAMPLE: global event
  * index; SYNC: how many of that stream's ops must be done). arg: element
  * count for calloc/reallocarray, alignment for the memalign family, live
- * bytes for SAMPLE. */
+ * bytes for SAMPLE. This is the decoded form; the file holds it encoded. */
 typedef struct ar_wl_op {
 	uint8_t kind;
 	uint8_t flags;
-	uint16_t wait_token;
+	uint16_t reserved;
 	uint32_t slot;
 	uint64_t size;
 	uint64_t arg;
 } ar_wl_op_t;
 
+/* One segment: nops ops encoded in bytes bytes at file offset offset. */
+typedef struct ar_wl_seg {
+	uint64_t offset;
+	uint32_t bytes;
+	uint32_t nops;
+} ar_wl_seg_t;
+
 typedef struct ar_wl_thread {
 	uint32_t trace_index; /* ar_event_t.thread */
 	uint32_t reserved;
-	uint64_t offset;      /* byte offset of the op array */
-	uint64_t capacity;    /* ops reserved */
-	uint64_t nops;        /* ops used, SAMPLE markers included */
+	uint64_t op_base;     /* ops of the streams before it: its ops' place in ar_wl_load's memory */
+	uint64_t seg_first;   /* its first entry of the segment index */
+	uint64_t nsegs;       /* its entries, in stream order */
+	uint64_t nops;        /* ops, SAMPLE and SYNC ops included */
 	uint64_t ops_by_kind[AR_WL_NKINDS]; /* prelude ops not included */
 	uint64_t prelude_ops; /* the first ops: MALLOCs of pre-existing blocks, run before the window */
 } ar_wl_thread_t;
@@ -259,6 +285,14 @@ typedef struct ar_wl_header {
 	uint32_t window, window_index, window_reason, reserved2;
 	uint64_t preexisting_blocks, preexisting_bytes;
 	uint64_t heap_at_start_bytes;
+	/* Where things are (the layout above). max_seg_bytes bounds every
+	 * segment's encoded size: a reader's buffer of that many bytes holds
+	 * any of them. */
+	uint64_t index_offset;           /* ar_wl_seg_t[nsegs] */
+	uint64_t threads_offset;         /* ar_wl_thread_t[nthreads] */
+	uint64_t nsegs;
+	uint32_t seg_ops, max_seg_bytes;
+	uint64_t total_ops;              /* every stream's nops */
 	/* SHA-256 of the content, ar_wl_digest(): written last by the compiler,
 	 * so a file cut or damaged after the compile no longer matches it. */
 	uint8_t content_sha256[32];
@@ -269,27 +303,72 @@ const char *ar_wl_kind_name(unsigned kind);
 /* Kind for a name, or -1. */
 int ar_wl_kind_from_name(const char *name);
 
-/* An opened workload: the mapping and pointers into it. */
+/* An opened workload: the file (segments are read with pread, so reading
+ * a workload never faults its pages into the reader's memory), the
+ * mapping of its header, index and thread table, and, after ar_wl_load,
+ * every stream's decoded ops. */
 typedef struct ar_workload {
+	int fd;
 	void *map;
 	size_t map_bytes;
 	const ar_wl_header_t *hdr;
+	const ar_wl_seg_t *segs;
 	const ar_wl_thread_t *threads;
+	ar_wl_op_t *decoded; /* ar_wl_load's memory, NULL before */
 } ar_workload_t;
 
 /*
- * Map the workload file at path read-only and check it: magic, version,
- * sizes, every thread's op array inside the file. Returns 0, or -1 with
- * errno set (EINVAL: not a valid workload of this version) and a message in
- * err[0..errcap).
+ * Open the workload file at path and check it: magic, version, sizes, the
+ * index and the thread table inside the file, every stream's segments
+ * inside the data and adding up to its ops. Segment contents are checked
+ * as they are decoded. Returns 0, or -1 with errno set (EINVAL: not a valid
+ * workload of this version) and a message in err[0..errcap).
  */
 int ar_wl_open(ar_workload_t *w, const char *path, char *err, size_t errcap);
 void ar_wl_close(ar_workload_t *w);
-/* Op array of thread i. */
+
+/* Bytes of every stream's decoded ops (hdr->total_ops ops). */
+uint64_t ar_wl_decoded_bytes(const ar_workload_t *w);
+/*
+ * Decode every stream into mem (ar_wl_decoded_bytes of it, 8-byte aligned,
+ * the caller's: the worker gives an anonymous mapping, never the allocator
+ * under test); then ar_wl_ops works. raw: a buffer of hdr->max_seg_bytes.
+ * Returns 0, or -1 with a message naming the segment and its offset.
+ */
+int ar_wl_load(ar_workload_t *w, void *mem, void *raw, char *err, size_t errcap);
+/* Op array of stream i, after ar_wl_load. */
 static inline const ar_wl_op_t *ar_wl_ops(const ar_workload_t *w, uint32_t i)
 {
-	return (const ar_wl_op_t *)((const char *)w->map + w->threads[i].offset);
+	return w->decoded + w->threads[i].op_base;
 }
+
+/* One stream read a segment at a time. Set w, thread, ops (room for
+ * hdr->seg_ops) and raw (hdr->max_seg_bytes), the rest zero. */
+typedef struct ar_wl_cursor {
+	const ar_workload_t *w;
+	uint32_t thread;
+	ar_wl_op_t *ops;
+	void *raw;
+	uint64_t seg;   /* segments of the stream read so far */
+	uint64_t first; /* stream index of ops[0] */
+	uint32_t n;     /* ops in ops[] */
+} ar_wl_cursor_t;
+/*
+ * Decode the stream's next segment into c->ops: 1 (c->first and c->n say
+ * which ops), 0 at the end of the stream, -1 with a message when the
+ * segment cannot be read or decodes to anything but what the index says.
+ * When readahead is set, the kernel is asked to read the segment after it
+ * (posix_fadvise WILLNEED), so a stream read from disk does not wait.
+ */
+int ar_wl_cursor_next(ar_wl_cursor_t *c, int readahead, char *err, size_t errcap);
+
+/* The compact encoding of a segment (wl_codec.c). Encode n ops into out
+ * (room for n * AR_WL_OP_MAX_BYTES); returns the bytes written. */
+#define AR_WL_OP_MAX_BYTES 32u
+size_t ar_wl_encode(const ar_wl_op_t *ops, uint32_t n, uint8_t *out);
+/* Decode exactly n ops from in[0..bytes) into ops: 0, or -1 when the bytes
+ * are not n well-formed ops (cut, overlong, unknown kind, left over). */
+int ar_wl_decode(const uint8_t *in, size_t bytes, ar_wl_op_t *ops, uint32_t n);
 
 /*
  * Compile the trace at trace_path into a workload file at out_path (created
@@ -340,16 +419,15 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 
 /*
  * The content digest of an opened workload into out: SHA-256 (OpenSSL) of
- * the header with content_sha256 zeroed, the thread table, then each
- * thread's nops ops in thread order. Padding and the unused capacity of op
- * arrays (holes, never read) are left out. The compiler stores it in
+ * the file from the end of the header to its end (segments, index, thread
+ * table: the order the compiler writes them), then the header with
+ * content_sha256 zeroed. The compiler stores it in
  * header.content_sha256; a reader that recomputes it and compares finds a
  * file changed since (a cut, a damaged page, an edited header). It proves
  * nothing against someone who can write the file: they can store the
  * digest of what they wrote (wl_cache.h says what defends against that).
- * Reads every op: about 0.3 s per 480 MB (20 M events) here, about 5 % of
- * the compile (docs/BENCHMARKS.md, "Workload cache"). Returns 0, or -1
- * (out of memory in OpenSSL). Defined in wl_compile.c, not in the worker
+ * Reads the file with pread (its pages never enter the reader's RSS).
+ * Returns 0, or -1 (a read error, or out of memory in OpenSSL). Defined in wl_compile.c, not in the worker
  * (which does not link OpenSSL): allocreplay checks before it starts one.
  */
 int ar_wl_digest(const ar_workload_t *w, uint8_t out[32]);

@@ -50,6 +50,9 @@ typedef struct ctx {
 	char *err;
 	size_t cap;
 	objs_t later; /* allocrr's latest schema, when version is older: its tables are never "their own" */
+	/* Every table's kind in each database (table_kind), read once. */
+	objs_t kinds_db, kinds_exp;
+	int kinds_loaded;
 } ctx_t;
 
 static char *dup(const unsigned char *s)
@@ -162,6 +165,54 @@ static int same_rows(ctx_t *c, const char *sql, const char *t, int sort)
 	return r;
 }
 
+/* Every table's kind — type|WITHOUT ROWID|STRICT, in obj_t.sql — in one
+ * query per database: pragma_table_list works out the columns of every
+ * view whichever table it is asked about (60 ms with allocrr's views on
+ * this machine), so a query per table made a merge spend about a second
+ * per input database here. 0, or -1. */
+static int kinds_load(sqlite3 *db, const char *schema, objs_t *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT name, type || '|' || wr || '|' || strict FROM pragma_table_list"
+				   " WHERE schema = ?1", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, schema, -1, SQLITE_STATIC);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		out->v = ar_res_xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+		out->v[out->n++] = (obj_t){NULL, dup(sqlite3_column_text(st, 0)), NULL, dup(sqlite3_column_text(st, 1))};
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* allocrr's own tables' kinds per schema version, read once per process
+ * (the same for every database of that version; a merge checks each input
+ * twice and the output once). Kept until exit. */
+static objs_t own_kinds[64];
+static int own_kinds_loaded[64];
+
+/* Table t the same kind in both? 1, 0, or -1 (message set). */
+static int same_kind(ctx_t *c, const char *t)
+{
+	if (!c->kinds_loaded) {
+		if (kinds_load(c->db, c->schema, &c->kinds_db) != 0)
+			return sql_fail(c, c->db);
+		c->kinds_loaded = 1;
+	}
+	objs_t *own = &c->kinds_exp;
+	if (c->version >= 0 && c->version < 64) {
+		own = &own_kinds[c->version];
+		if (!own_kinds_loaded[c->version] && kinds_load(c->exp, "main", own) != 0)
+			return sql_fail(c, c->exp);
+		own_kinds_loaded[c->version] = 1;
+	} else if (!own->n && kinds_load(c->exp, "main", own) != 0) {
+		return sql_fail(c, c->exp);
+	}
+	const obj_t *a = find(&c->kinds_db, t), *b = find(own, t);
+	return a && b && same(a->sql, b->sql);
+}
+
 typedef struct col {
 	char *name, *type, *dflt;
 	int notnull, pk, hidden;
@@ -270,8 +321,6 @@ static int check_table(ctx_t *c, const char *t)
 		const char *sql, *what;
 		int sort;
 	} props[] = {
-		{"type || '|' || wr || '|' || strict AS r FROM pragma_table_list(?1) WHERE schema = ?2",
-		 "kind (WITHOUT ROWID, STRICT)", 0},
 		{"\"table\" || '|' || coalesce(\"to\", '') || '|' || \"from\" || '|' || on_update || '|' || on_delete"
 		 " || '|' || \"match\" AS r FROM pragma_foreign_key_list(?1, ?2)", "foreign keys", 1},
 		{"il.origin || '|' || il.\"unique\" || '|' || il.partial || '|' ||"
@@ -279,6 +328,14 @@ static int check_table(ctx_t *c, const char *t)
 		 "  (SELECT * FROM pragma_index_xinfo(il.name, ?2) WHERE key ORDER BY seqno)) AS r"
 		 " FROM pragma_index_list(?1, ?2) il WHERE il.origin <> 'c'", "keys or unique constraints", 1},
 	};
+	int k = same_kind(c, t);
+	if (k < 0)
+		goto out;
+	if (!k) {
+		fail(c, "table %s differs from allocrr's schema version %d in its kind (WITHOUT ROWID, STRICT): "
+			"refusing to %s", t, c->version, c->verb);
+		goto out;
+	}
 	for (size_t i = 0; i < sizeof props / sizeof *props; i++) {
 		int r = same_rows(c, props[i].sql, t, props[i].sort);
 		if (r < 0)
@@ -430,6 +487,9 @@ out:
 	objs_free(&theirs);
 	objs_free(&mine);
 	objs_free(&c->later);
+	objs_free(&c->kinds_db);
+	objs_free(&c->kinds_exp);
+	c->kinds_loaded = 0;
 	sqlite3_close(c->exp);
 	c->exp = NULL;
 	return rc;
@@ -438,7 +498,7 @@ out:
 int ar_res_schema_check(sqlite3 *db, const char *schema, const char *path, const char *verb, int *version,
 			char *err, size_t cap)
 {
-	ctx_t c = {db, NULL, schema, path, verb, -1, err, cap, {NULL, 0}};
+	ctx_t c = {db, NULL, schema, path, verb, -1, err, cap, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0};
 	/* One read transaction: the version and the objects of one moment. */
 	int own = sqlite3_get_autocommit(db);
 	if (own && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)

@@ -1,24 +1,23 @@
 /*
  * test_replay_compile.c — the workload compiler on small hand-written
  * traces: address reuse becomes slot reuse, realloc keeps its slot, a block
- * freed by another thread makes a WAIT/SIGNAL pair, SPEC 4's realloc window
+ * freed by another thread is preceded by a SYNC (AR_WL_F_DEP) on the stream
+ * that touched it last, up to that op (workload.h), SPEC 4's realloc window
  * (release at seq, acquire at seq2) is honoured even when another thread
  * frees the returned address inside it, unknown frees are counted and
  * skipped, failures keep their meaning (SPEC 5.5), a slot is stolen
  * across threads only after AR_WL_REUSE_DISTANCE events, with a dependency,
  * and the schedule (workload.h): threads that took turns in the recording
  * (long runs, or short runs with the others idle) hand off with an exact
- * SYNC, finely interleaved threads keep running concurrently.
+ * SYNC, finely interleaved threads keep running concurrently, and the
+ * window SYNC does not count dependency SYNCs as steps.
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ar_trace.h"
 #include "testing.h"
-#include "workload.h"
+#include "wl_test.h"
 
-#define MAXT 4
 static char dir[] = "/tmp/allocrr-test-compile-XXXXXX";
 static ar_event_t evs[20000];
 static size_t nev;
@@ -45,52 +44,55 @@ static void ev_realloc(uint32_t thread, uint64_t seq, uint64_t seq2, uint64_t pt
 
 static ar_wl_schedule_t schedule = AR_WL_SCHEDULE_RECORDED;
 
-/* Write evs[] as a trace (one block per thread), compile it, open it. */
+/* Write evs[] as a trace, compile it, open it and decode its streams
+ * (wl_test.h). Nothing below can go on without the workload. */
 static void build(ar_workload_t *w)
 {
 	char trace[128], out[128];
 	snprintf(trace, sizeof trace, "%s/t.zst", dir);
 	snprintf(out, sizeof out, "%s/t.wl", dir);
-	int fd = open(trace, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ar_header_t h;
-	ar_header_init(&h);
-	ar_writer_t *wr;
-	ar_error_t err;
-	EXPECT(ar_writer_open(&wr, fd, &h, 1, NULL, &err) == 0);
-	static uint8_t mem[MAXT][AR_EVBUF_MAX_BYTES];
-	ar_evbuf_t b[MAXT];
-	uint32_t nthreads = 0;
-	for (size_t i = 0; i < nev; i++)
-		if (evs[i].thread + 1 > nthreads)
-			nthreads = evs[i].thread + 1;
-	for (uint32_t t = 0; t < nthreads; t++)
-		ar_evbuf_reset(&b[t], mem[t], sizeof mem[t], t, 100 + t);
-	for (size_t i = 0; i < nev; i++)
-		EXPECT(ar_evbuf_append(&b[evs[i].thread], &evs[i]) == 0);
-	for (uint32_t t = 0; t < nthreads; t++)
-		EXPECT(ar_writer_write_events(wr, &b[t], &err) == 0);
-	EXPECT(ar_writer_close(wr, nev * 16 + 16, 1, &err) == 0);
-	close(fd);
+	wlt_write_trace(trace, evs, nev, 0);
 	ar_wl_compile_opts_t o = { .schedule = schedule };
-	int rc = ar_wl_compile_opts(trace, out, "abc", &o, &err);
-	if (rc)
-		fprintf(stderr, "compile: %s\n", err.msg);
-	EXPECT(rc == 0);
-	char why[256];
-	EXPECT(ar_wl_open(w, out, why, sizeof why) == 0);
+	if (wlt_compile_load(trace, out, "abc", &o, w) != 0)
+		exit(TEST_END());
 	nev = 0;
 }
 
 /* Stream of the thread whose trace index is t. */
 static const ar_wl_op_t *ops_of(const ar_workload_t *w, uint32_t t, uint64_t *n)
 {
-	for (uint32_t i = 0; i < w->hdr->nthreads; i++)
-		if (w->threads[i].trace_index == t) {
-			*n = w->threads[i].nops;
-			return ar_wl_ops(w, i);
-		}
-	*n = 0;
-	return NULL;
+	uint32_t i = wlt_stream(w, t);
+	*n = i == UINT32_MAX ? 0 : w->threads[i].nops;
+	return i == UINT32_MAX ? NULL : ar_wl_ops(w, i);
+}
+
+/* Op k of stream c has a dependency on op p of stream u (workload.h): the
+ * op before it is a SYNC flagged AR_WL_F_DEP that names u and waits until
+ * u has done p + 1 ops, and op p of u works on the same slot. */
+static void expect_dep(const ar_workload_t *w, uint32_t c, uint64_t k, uint32_t u, uint64_t p)
+{
+	EXPECT(k > 0 && k < w->threads[c].nops && p < w->threads[u].nops);
+	if (!(k > 0 && k < w->threads[c].nops && p < w->threads[u].nops))
+		return;
+	const ar_wl_op_t *sy = &ar_wl_ops(w, c)[k - 1];
+	EXPECT_U64(sy->kind, AR_WL_SYNC);
+	EXPECT_U64(sy->flags, AR_WL_F_DEP);
+	EXPECT_U64(sy->slot, u);
+	EXPECT_U64(sy->size, p + 1);
+	EXPECT(ar_wl_ops(w, c)[k].kind < AR_WL_NCALLS);
+	EXPECT_U64(ar_wl_ops(w, u)[p].slot, ar_wl_ops(w, c)[k].slot);
+}
+
+/* How many SYNC ops of stream i are dependencies (dep = 1) or the
+ * schedule's (dep = 0). */
+static uint64_t syncs_of_kind(const ar_workload_t *w, uint32_t i, int dep)
+{
+	uint64_t n = 0;
+	for (uint64_t k = 0; k < w->threads[i].nops; k++) {
+		const ar_wl_op_t *op = &ar_wl_ops(w, i)[k];
+		n += op->kind == AR_WL_SYNC && !(op->flags & AR_WL_F_DEP) == !dep;
+	}
+	return n;
 }
 
 static void test_slot_reuse(void)
@@ -124,7 +126,7 @@ static void test_slot_reuse(void)
 	EXPECT_U64(w.hdr->calls, 6);
 	EXPECT_U64(w.hdr->trace_allocs, 3);
 	EXPECT_STR(w.hdr->trace_sha256, "abc");
-	ar_wl_close(&w);
+	wlt_close(&w);
 }
 
 static void test_realloc(void)
@@ -160,7 +162,7 @@ static void test_realloc(void)
 	EXPECT_U64(w.hdr->events, 9);
 	EXPECT_U64(w.hdr->peak_live_bytes, 5000);
 	EXPECT_U64(w.hdr->final_live_bytes, 0);
-	ar_wl_close(&w);
+	wlt_close(&w);
 }
 
 static void test_cross_thread(void)
@@ -174,23 +176,32 @@ static void test_cross_thread(void)
 	build(&w);
 	uint64_t na, nb;
 	const ar_wl_op_t *a = ops_of(&w, 0, &na), *b = ops_of(&w, 1, &nb);
-	EXPECT_U64(na, 3);
-	EXPECT_U64(nb, 2);
-	EXPECT(a[0].flags & AR_WL_F_SIGNAL);
-	EXPECT(b[0].flags & AR_WL_F_WAIT);
-	EXPECT_U64(b[0].slot, a[0].slot);
-	EXPECT(a[1].flags & AR_WL_F_SIGNAL);
-	EXPECT(b[1].flags & AR_WL_F_WAIT);
-	EXPECT(b[1].flags & AR_WL_F_SIGNAL);
-	EXPECT(a[2].flags & AR_WL_F_WAIT);
-	EXPECT_U64(b[1].slot, a[1].slot);
-	EXPECT_U64(a[2].slot, a[1].slot);
-	/* Tokens advance by one per signal on a slot. */
-	EXPECT_U64(b[1].wait_token, 1);
-	EXPECT_U64(a[2].wait_token, 2);
+	uint32_t sa = wlt_stream(&w, 0), sb = wlt_stream(&w, 1);
+	/* A: malloc, malloc, SYNC, free; B: SYNC, free, SYNC, realloc */
+	EXPECT_U64(na, 4);
+	EXPECT_U64(nb, 4);
+	EXPECT_U64(a[0].kind, AR_WL_MALLOC);
+	EXPECT_U64(b[1].kind, AR_WL_FREE);
+	expect_dep(&w, sb, 1, sa, 0); /* B's free waits for A's malloc */
+	EXPECT_U64(b[1].slot, a[0].slot);
+	EXPECT_U64(a[1].kind, AR_WL_MALLOC); /* slot 0 is not reused by A: too recent */
+	EXPECT(a[1].slot != a[0].slot);
+	EXPECT_U64(b[3].kind, AR_WL_REALLOC);
+	expect_dep(&w, sb, 3, sa, 1); /* B's realloc waits for A's second malloc */
+	EXPECT_U64(a[3].kind, AR_WL_FREE);
+	expect_dep(&w, sa, 3, sb, 3); /* and A's free for B's realloc */
+	EXPECT_U64(a[3].slot, a[1].slot);
+	/* B's second SYNC waits for more of A than its first: the encoding of
+	 * SYNC sizes as differences keeps that (wl_codec.c). */
+	EXPECT(b[2].size > b[0].size);
 	EXPECT_U64(w.hdr->cross_thread_deps, 3);
-	EXPECT(!(a[1].flags & AR_WL_F_WAIT)); /* slot 0 is not reused by A: too recent */
-	ar_wl_close(&w);
+	EXPECT_U64(w.hdr->reuse_deps, 0);
+	EXPECT_U64(syncs_of_kind(&w, sa, 1) + syncs_of_kind(&w, sb, 1), 3);
+	EXPECT_U64(syncs_of_kind(&w, sa, 0) + syncs_of_kind(&w, sb, 0), 0);
+	/* A DEP SYNC is no heap call: calls as before, SYNCs counted by kind. */
+	EXPECT_U64(w.hdr->calls, 5);
+	EXPECT_U64(w.hdr->ops_by_kind[AR_WL_SYNC], 3);
+	wlt_close(&w);
 }
 
 /* SPEC 4: realloc releases at seq, acquires at seq2; another thread may free
@@ -213,7 +224,7 @@ static void test_realloc_window(void)
 	EXPECT(a[2].slot != b[0].slot);
 	EXPECT_U64(w.hdr->cross_thread_deps, 0);
 	EXPECT_U64(w.hdr->skipped_unknown_frees, 0);
-	ar_wl_close(&w);
+	wlt_close(&w);
 }
 
 /* A thread with no free slot of its own takes another thread's only when it
@@ -236,11 +247,14 @@ static void test_steal(void)
 	EXPECT_U64(w.hdr->nslots, 2);
 	EXPECT_U64(b[0].slot, 1);
 	EXPECT_U64(b[nb - 1].slot, a[0].slot);
-	EXPECT(b[nb - 1].flags & AR_WL_F_WAIT);
-	EXPECT(a[1].flags & AR_WL_F_SIGNAL);
+	/* B's malloc into the stolen slot waits until A has done its free */
+	EXPECT_U64(a[1].kind, AR_WL_FREE);
+	expect_dep(&w, wlt_stream(&w, 1), nb - 1, wlt_stream(&w, 0), 1);
+	EXPECT_U64(syncs_of_kind(&w, wlt_stream(&w, 1), 1), 1);
+	EXPECT_U64(syncs_of_kind(&w, wlt_stream(&w, 0), 1), 0);
 	EXPECT_U64(w.hdr->reuse_deps, 1);
 	EXPECT_U64(w.hdr->cross_thread_deps, 0);
-	ar_wl_close(&w);
+	wlt_close(&w);
 }
 
 /* The schedule's tests: thread k's events, alternating malloc and free of
@@ -263,13 +277,12 @@ static void sched_ev(uint32_t thread, uint64_t time_ns)
 	evs[nev - 1].time_ns = time_ns;
 }
 
-/* How many SYNC ops stream i holds. */
+/* How many SYNC ops of the schedule stream i holds (the threads below
+ * never touch each other's blocks: no dependency either). */
 static uint64_t syncs_of(const ar_workload_t *w, uint32_t i)
 {
-	uint64_t n = 0;
-	for (uint64_t k = 0; k < w->threads[i].nops; k++)
-		n += ar_wl_ops(w, i)[k].kind == AR_WL_SYNC;
-	return n;
+	EXPECT_U64(syncs_of_kind(w, i, 1), 0);
+	return syncs_of_kind(w, i, 0);
 }
 
 /* Ops of stream i before its op that replays event number `ordinal` of
@@ -311,6 +324,7 @@ static void test_handoff_bursts(void)
 		EXPECT(k1 > 0 && k1 != UINT64_MAX);
 		const ar_wl_op_t *sy = &ar_wl_ops(&w, s1)[k1 - 1];
 		EXPECT_U64(sy->kind, AR_WL_SYNC);
+		EXPECT_U64(sy->flags, 0); /* the schedule's, not a dependency */
 		EXPECT_U64(sy->slot, s0);
 		EXPECT_U64(sy->size, op_index_of_call(&w, s0, (uint64_t)(b + 1) * 300 - 1) + 1);
 	}
@@ -321,7 +335,7 @@ static void test_handoff_bursts(void)
 		EXPECT_U64(sy->slot, s1);
 		EXPECT_U64(sy->size, op_index_of_call(&w, s1, (uint64_t)b * 300 - 1) + 1);
 	}
-	ar_wl_close(&w);
+	wlt_close(&w);
 	/* The free schedule makes none of them. */
 	schedule = AR_WL_SCHEDULE_FREE;
 	t = 1000 * 16;
@@ -338,7 +352,7 @@ static void test_handoff_bursts(void)
 	EXPECT_U64(w.hdr->handoffs, 0);
 	EXPECT_U64(w.hdr->switches_interleaved, 5);
 	EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), 0);
-	ar_wl_close(&w);
+	wlt_close(&w);
 }
 
 /* Short runs (20 events) with the other thread idle in between — a lock
@@ -360,7 +374,7 @@ static void test_handoff_short_runs(void)
 		EXPECT_U64(w.hdr->handoffs, timed ? 38 : 0); /* thread 1's first resume has no spacing yet */
 		EXPECT_U64(w.hdr->switches_interleaved, timed ? 1 : 39);
 		EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), timed ? 38 : 0);
-		ar_wl_close(&w);
+		wlt_close(&w);
 	}
 }
 
@@ -387,7 +401,7 @@ static void test_interleaved_concurrent(void)
 		EXPECT_U64(w.hdr->handoffs_dropped, 0);
 		EXPECT_U64(w.hdr->switches_interleaved, w.hdr->switches);
 		EXPECT_U64(syncs_of(&w, 0) + syncs_of(&w, 1), 0);
-		ar_wl_close(&w);
+		wlt_close(&w);
 	}
 }
 
@@ -412,7 +426,47 @@ static void test_rare_thread(void)
 	EXPECT_U64(w.hdr->switches_interleaved, 21);
 	EXPECT_U64(syncs_of(&w, s0), 0);
 	EXPECT_U64(syncs_of(&w, s1), 19);
-	ar_wl_close(&w);
+	wlt_close(&w);
+}
+
+/* A block's dependency is no step of the schedule (workload.h): the window
+ * SYNC of a resuming thread goes by the other threads' ops without their
+ * DEP SYNCs. Thread 0 allocates n blocks, thread 1 frees them all (a DEP
+ * SYNC before each free: 2n ops), thread 0 resumes. With n = 700 the
+ * others moved 700 ops of the schedule, under AR_WL_SYNC_WINDOW: no SYNC;
+ * with n = 1100 one SYNC, until thread 1 is within the window of its
+ * stream's end (its DEP SYNCs are ops of its stream, so counted there).
+ * The free schedule, so no hand-off stands in for the window. */
+static void test_deps_outside_window(void)
+{
+	for (uint64_t n = 700; n <= 1100; n += 400) {
+		ar_workload_t w;
+		uint64_t seq = 1;
+		for (uint64_t i = 0; i < n; i++)
+			ev(0, seq++, AR_OP_MALLOC, 0, 32, 0x100000 + i * 64);
+		for (uint64_t i = 0; i < n; i++)
+			ev(1, seq++, AR_OP_FREE, 0x100000 + i * 64, 0, 0);
+		ev(0, seq++, AR_OP_MALLOC, 0, 32, 0x900000);
+		schedule = AR_WL_SCHEDULE_FREE;
+		build(&w);
+		schedule = AR_WL_SCHEDULE_RECORDED;
+		uint32_t sa = wlt_stream(&w, 0), sb = wlt_stream(&w, 1);
+		uint64_t nb = w.threads[sb].nops; /* and an RSS sample at event 2048 */
+		EXPECT_U64(nb, 2 * n + w.threads[sb].ops_by_kind[AR_WL_SAMPLE]);
+		EXPECT_U64(syncs_of_kind(&w, sb, 1), n);
+		EXPECT_U64(w.hdr->cross_thread_deps, n);
+		EXPECT_U64(syncs_of_kind(&w, sa, 1), 0);
+		EXPECT_U64(syncs_of_kind(&w, sa, 0), n >= AR_WL_SYNC_WINDOW ? 1 : 0);
+		EXPECT_U64(w.hdr->sync_ops, n >= AR_WL_SYNC_WINDOW ? 1 : 0);
+		if (n >= AR_WL_SYNC_WINDOW) {
+			const ar_wl_op_t *sy = &ar_wl_ops(&w, sa)[n];
+			EXPECT_U64(sy->kind, AR_WL_SYNC);
+			EXPECT_U64(sy->flags, 0);
+			EXPECT_U64(sy->slot, sb);
+			EXPECT_U64(sy->size, nb - AR_WL_SYNC_WINDOW);
+		}
+		wlt_close(&w);
+	}
 }
 
 static void test_bad_input(void)
@@ -449,6 +503,7 @@ int main(void)
 	RUN(test_handoff_short_runs);
 	RUN(test_interleaved_concurrent);
 	RUN(test_rare_thread);
+	RUN(test_deps_outside_window);
 	RUN(test_bad_input);
 	char cmd[160];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -13,11 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ar_trace.h"
 #include "route.h"
 #include "route_map.h"
 #include "testing.h"
-#include "workload.h"
+#include "wl_test.h"
 
 static char dir[] = "/tmp/allocrr-test-route-XXXXXX";
 static ar_event_t evs[64];
@@ -40,36 +39,17 @@ static void ev(uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr, uint64_
 	e->result = result;
 }
 
-/* Write evs[] as the trace NAME.zst (one block per thread) and compile it
- * into NAME.wl, opened into *w. */
+/* Write evs[] as the trace NAME.zst (with stacks) and compile it into
+ * NAME.wl, opened and decoded into *w (wl_test.h). Nothing below can go
+ * on without it. */
 static void build(const char *name, ar_workload_t *w, char *trace, size_t cap)
 {
 	char out[128];
 	snprintf(trace, cap, "%s/%s.zst", dir, name);
 	snprintf(out, sizeof out, "%s/%s.wl", dir, name);
-	int fd = open(trace, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	ar_header_t h;
-	ar_header_init(&h);
-	h.flags |= AR_HDR_STACKS;
-	ar_writer_t *wr;
-	ar_error_t err;
-	EXPECT(ar_writer_open(&wr, fd, &h, 1, NULL, &err) == 0);
-	static uint8_t mem[2][AR_EVBUF_MAX_BYTES];
-	ar_evbuf_t b[2];
-	for (uint32_t t = 0; t < 2; t++)
-		ar_evbuf_reset(&b[t], mem[t], sizeof mem[t], t, 100 + t);
-	for (size_t i = 0; i < nev; i++)
-		EXPECT(ar_evbuf_append(&b[evs[i].thread], &evs[i]) == 0);
-	for (uint32_t t = 0; t < 2; t++)
-		EXPECT(ar_writer_write_events(wr, &b[t], &err) == 0);
-	EXPECT(ar_writer_close(wr, nev * 16 + 16, 1, &err) == 0);
-	close(fd);
-	int rc = ar_wl_compile(trace, out, "", &err);
-	if (rc)
-		fprintf(stderr, "compile: %s\n", err.msg);
-	EXPECT(rc == 0);
-	char why[256];
-	EXPECT(ar_wl_open(w, out, why, sizeof why) == 0);
+	wlt_write_trace(trace, evs, nev, AR_HDR_STACKS);
+	if (wlt_compile_load(trace, out, "", NULL, w) != 0)
+		exit(TEST_END());
 	nev = 0;
 }
 
@@ -135,6 +115,15 @@ static void test_map(void)
 	ev(0, 9, AR_OP_FREE, 0x1000, 0, 0, 0, 0);
 	ev(1, 10, AR_OP_FREE, 0x9000, 0, 0, 0, 0);
 	build("a", &w, trace, sizeof trace);
+	/* The map's count of a stream's allocations comes from its counts by
+	 * kind (route_map.h): the ops the worker numbers them by agree. */
+	for (uint32_t i = 0; i < w.hdr->nthreads; i++) {
+		uint64_t n = 0;
+		for (uint64_t k = w.threads[i].prelude_ops; k < w.threads[i].nops; k++)
+			n += ar_route_map_counts(ar_wl_ops(&w, i)[k].kind);
+		EXPECT_U64(ar_route_map_allocs(&w.threads[i]), n);
+		EXPECT(n > 0);
+	}
 	ar_route_set_t rs;
 	char err[512], map[4096];
 	memset(&rs, 0, sizeof rs);
@@ -174,8 +163,8 @@ static void test_map(void)
 	err[0] = '\0';
 	EXPECT(ar_route_write_map(&rs, trace, &w2, map, sizeof map, routed, err, sizeof err) == -1);
 	EXPECT(strstr(err, trace) != NULL);
-	ar_wl_close(&w);
-	ar_wl_close(&w2);
+	wlt_close(&w);
+	wlt_close(&w2);
 }
 
 int main(void)

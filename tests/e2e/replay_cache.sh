@@ -6,8 +6,9 @@
 #      header's trace hash rewritten (and, second, its digest redone too), is
 #      recompiled with a note, and the run stores this trace's op count;
 #   2. a cached workload cut short, or cut and padded back to its size with
-#      zeros (a crash's zero-filled blocks), or with one random bit flipped
-#      in what the worker reads (20 x ALLOCRR_TORTURE_SCALE), is recompiled;
+#      zeros (a crash's zero-filled blocks), or zeroed amid its segments
+#      (only the digest can tell), or with one random bit flipped in what
+#      the worker reads (20 x ALLOCRR_TORTURE_SCALE), is recompiled;
 #   3. a symbolic link planted at the temporary file's name is not followed:
 #      the file it points to is untouched;
 #   4. a cache directory writable by others, another user's, or a symbolic
@@ -19,11 +20,18 @@
 #      ALLOCRR_CACHE_MAX; --cache-clean empties the cache and says what it
 #      freed, keeping a workload another process holds and files not ours;
 #   6. exit status 3 for a truncated trace's valid prefix;
-#   7. an allocator named twice in -a (also with -a twice) runs once.
+#   7. an allocator named twice in -a (also with -a twice) runs once;
+#   8. allocreplays started together on one new trace (parallel jobs of a
+#      plan) compile it once: the others wait for the compile's lock and
+#      use its workload; no lock file is left behind.
 . "$(dirname "$0")/../../replayer/tests/e2e_lib.sh"
 AT="$B/bin/alloctrace"
 [ -x "$AT" ] || { echo "missing $AT: build first"; exit 77; }
-HDR=472 # sizeof(ar_wl_header_t) (replayer/workload.h): trace_sha256 at 32, content_sha256 at HDR-32
+# sizeof(ar_wl_header_t) (replayer/workload.h, version 8): trace_sha256 at
+# 32, content_sha256 at HDR-32; the layout is header | segments | index
+# (16 bytes an entry: offset, bytes, nops) | thread table, index_offset at
+# 440, threads_offset at 448, nsegs at 456.
+HDR=512
 
 sha_of() { sha256sum "$1" | cut -d' ' -f1; }
 wl_of() { ls "$ALLOCRR_CACHE_DIR/$(sha_of "$1")".v*.wl 2>/dev/null | head -1; }
@@ -35,18 +43,15 @@ replay() {
 	rc=$?
 }
 last() { q "$1" "SELECT $2 FROM runs ORDER BY run_id DESC LIMIT 1"; }
-# the content digest as workload.h defines it, computed from the file alone
+# the content digest as workload.h defines it, computed from the file alone:
+# SHA-256 of everything after the header, then the header with the digest zeroed
 digest() {
 	python3 - "$1" "$HDR" "${2:-check}" <<'EOF'
 import hashlib, struct, sys
 path, hdr, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = bytearray(open(path, 'rb').read())
-nthreads = struct.unpack_from('<I', data, 12)[0]
 h = bytearray(data[:hdr]); h[hdr - 32:hdr] = bytes(32)
-m = hashlib.sha256(h); m.update(data[hdr:hdr + nthreads * 136])
-for i in range(nthreads):
-    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 136 + 8)
-    m.update(data[off:off + nops * 24])
+m = hashlib.sha256(data[hdr:]); m.update(h)
 if mode == 'write':
     data[hdr - 32:hdr] = m.digest()
     open(path, 'r+b').write(data[:hdr])
@@ -97,24 +102,41 @@ replay b.zst d.db
 grep -q "cached workload $wb not used, recompiling: .*header sizes disagree" err.txt &&
 	ok "cut short: recompiled" || fail "cut short: $(cat err.txt)"
 expect_eq "cut short: ops" "$(last d.db ops)" "$ops_b"
+# (the index and thread table are at the end: zeroed, they no longer add up)
 truncate -s 8192 "$wb" && truncate -s "$size" "$wb"
 replay b.zst d.db
-grep -q "cached workload $wb not used, recompiling: its content does not match its digest" err.txt &&
-	ok "cut and zero-padded: recompiled" || fail "cut and zero-padded: $(cat err.txt)"
+grep -q "cached workload $wb not used, recompiling: " err.txt &&
+	ok "cut and zero-padded: recompiled ($(sed -n 's/.*recompiling: //p' err.txt))" ||
+	fail "cut and zero-padded: $(cat err.txt)"
 expect_eq "cut and zero-padded: op checksum" "$(last d.db op_checksum)" "$chk_b"
+# zero-filled blocks amid the segments, index and thread table intact: only
+# the digest sees them
+python3 - "$wb" <<'EOF'
+import struct, sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+index = struct.unpack_from('<Q', data, 440)[0]
+data[4096:index] = bytes(index - 4096)
+open(sys.argv[1], 'r+b').write(data)
+EOF
+replay b.zst d.db
+grep -q "cached workload $wb not used, recompiling: its content does not match its digest" err.txt &&
+	ok "segments zeroed: recompiled" || fail "segments zeroed: $(cat err.txt)"
+expect_eq "segments zeroed: op checksum" "$(last d.db op_checksum)" "$chk_b"
 
-# Random damage: one bit flipped anywhere the worker reads (header, thread
-# table, used ops), 20 x ALLOCRR_TORTURE_SCALE times: every one recompiled.
+# Random damage: one bit flipped anywhere the worker reads (header, segment
+# index, thread table, the segments' bytes), 20 x ALLOCRR_TORTURE_SCALE
+# times: every one recompiled.
 flip() { # WORKLOAD SEED: flip one random bit of the digested bytes, print its offset
 	python3 - "$1" "$HDR" "$2" <<'EOF'
 import random, struct, sys
 path, hdr, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 data = bytearray(open(path, 'rb').read())
-nthreads = struct.unpack_from('<I', data, 12)[0]
-spans = [(0, hdr - 32), (hdr, hdr + nthreads * 136)]
-for i in range(nthreads):
-    off, cap, nops = struct.unpack_from('<QQQ', data, hdr + i * 136 + 8)
-    spans.append((off, off + nops * 24))
+index, threads = struct.unpack_from('<QQ', data, 440)
+nsegs = struct.unpack_from('<Q', data, 456)[0]
+spans = [(0, hdr - 32), (index, threads), (threads, len(data))]
+for i in range(nsegs):
+    off, nbytes, nops = struct.unpack_from('<QII', data, index + i * 16)
+    spans.append((off, off + nbytes))
 r = random.Random(seed)
 a, b = r.choice([s for s in spans if s[1] > s[0]])
 at = r.randrange(a, b)
@@ -278,4 +300,17 @@ for args in "-a glibc,glibc" "-a glibc -a glibc"; do
 done
 "$AR" a.zst -a glibc -a pool --repeat 1 --db dup.db -q >/dev/null 2>err.txt
 expect_eq "-a glibc -a pool: both run" "$(q dup.db "SELECT group_concat(allocator) FROM (SELECT allocator FROM runs ORDER BY allocator)")" glibc,pool
+
+# ---- 8. jobs started together compile a trace once ------------------------------------------------
+export ALLOCRR_CACHE_DIR="$T/together"
+"$AT" gen S2 --ops 400000 --seed 7 -o tg.zst -q
+for k in 1 2 3; do
+	"$AR" tg.zst -a glibc --repeat 1 --db "tg$k.db" >"tg$k.out" 2>&1 &
+done
+wait
+expect_eq "3 jobs together: every one replayed" "$(cat tg1.out tg2.out tg3.out | grep -c 'calls replayed')" 3
+expect_eq "3 jobs together: one compiled, two used its workload" \
+	"$(cat tg1.out tg2.out tg3.out | grep 'calls replayed' | grep -c 'workload from cache')" 2
+expect_eq "3 jobs together: one workload, no lock file left" "$(ls "$ALLOCRR_CACHE_DIR" | tr '\n' ' ')" \
+	"$(sha_of tg.zst).v$ver.wl "
 finish

@@ -1,0 +1,182 @@
+/*
+ * wl_codec.c — the compact encoding of a workload segment (workload.h).
+ *
+ * Why this encoding: most fields of a 24-byte op are zero or small. A free
+ * has no size and no arg; a malloc's size is usually below 16 KiB; a slot
+ * tends to be near the stream's previous one (freed slots are reused first
+ * in, first out, by the thread that freed them). So each op is one byte
+ * that says which fields follow, then those fields as LEB128 varints:
+ *
+ *   byte 0: bits 0-3 kind; bit 4 a slot follows (slot != AR_WL_NOSLOT);
+ *           bit 5 a size follows (size != 0); bit 6 an arg follows
+ *           (arg != 0); bit 7 a flags byte follows (flags != 0)
+ *   [flags byte] [slot] [size] [arg]
+ *
+ * A heap call's slot is the zigzag varint of its difference from the
+ * previous heap call's slot in the segment (0 before the first); a SAMPLE's
+ * or SYNC's slot (a sample index, a stream) is a plain varint and leaves
+ * that state alone. A SYNC's size (ops of the other stream to wait for) is
+ * the zigzag varint of its difference from the previous SYNC's in the
+ * segment: a consumer's dependencies on one producer (every free of a
+ * message it was handed) then take a byte or two each, not four. Segments
+ * decode on their own: the state starts afresh in each. A malloc of 16-127 bytes into a nearby slot takes 3 bytes, a
+ * free 2-3 (docs/BENCHMARKS.md, "Traces larger than RAM", has the measured
+ * bytes per event).
+ *
+ * The decoder trusts nothing: a cut, an overlong varint, a kind out of
+ * range, a slot that does not fit 32 bits, bytes left over or missing all
+ * fail the segment.
+ */
+#include <string.h>
+
+#include "workload.h"
+
+enum { HAS_SLOT = 1u << 4, HAS_SIZE = 1u << 5, HAS_ARG = 1u << 6, HAS_FLAGS = 1u << 7 };
+
+static inline uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (0 - (d >> 63));
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+size_t ar_wl_encode(const ar_wl_op_t *ops, uint32_t n, uint8_t *out)
+{
+	uint8_t *p = out;
+	uint32_t prev = 0;
+	uint64_t prev_sync = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const ar_wl_op_t *op = &ops[i];
+		uint8_t *head = p++;
+		unsigned b = op->kind & 0x0fu;
+		if (op->flags) {
+			b |= HAS_FLAGS;
+			*p++ = op->flags;
+		}
+		if (op->slot != AR_WL_NOSLOT) {
+			b |= HAS_SLOT;
+			if (op->kind < AR_WL_NCALLS) {
+				uint32_t d = op->slot - prev; /* zigzag, in unsigned arithmetic */
+				p = put_varint(p, (d << 1) ^ (0u - (d >> 31)));
+				prev = op->slot;
+			} else {
+				p = put_varint(p, op->slot);
+			}
+		}
+		if (op->size) {
+			b |= HAS_SIZE;
+			if (op->kind == AR_WL_SYNC) {
+				p = put_varint(p, zigzag(op->size - prev_sync));
+				prev_sync = op->size;
+			} else {
+				p = put_varint(p, op->size);
+			}
+		}
+		if (op->arg) {
+			b |= HAS_ARG;
+			p = put_varint(p, op->arg);
+		}
+		*head = (uint8_t)b;
+	}
+	return (size_t)(p - out);
+}
+
+/* One varint at *pp, below end; 0, or -1 when cut or longer than 10 bytes
+ * or above 2^64-1. */
+static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	if (p < end && *p < 0x80) { /* the common case: one byte */
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	uint64_t x = 0;
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		if (p == end)
+			return -1;
+		uint8_t c = *p++;
+		if (shift == 63 && c > 1)
+			return -1;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (c < 0x80) {
+			*v = x;
+			*pp = p;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The decoder's state across a segment's ops. */
+typedef struct dstate {
+	uint32_t prev;      /* the previous heap call's slot */
+	uint64_t prev_sync; /* the previous SYNC's size */
+} dstate_t;
+
+/* One op at *pp, checking every byte against end. 0, or -1. */
+static int decode_checked(const uint8_t **pp, const uint8_t *end, ar_wl_op_t *op, dstate_t *st)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	if (p == end)
+		return -1;
+	unsigned b = *p++;
+	op->kind = (uint8_t)(b & 0x0fu);
+	op->reserved = 0;
+	if (op->kind >= AR_WL_NKINDS)
+		return -1;
+	op->flags = 0;
+	if (b & HAS_FLAGS) {
+		if (p == end)
+			return -1;
+		op->flags = *p++;
+	}
+	op->slot = AR_WL_NOSLOT;
+	if (b & HAS_SLOT) {
+		if (get_varint(&p, end, &v) != 0 || v > UINT32_MAX)
+			return -1;
+		if (op->kind < AR_WL_NCALLS) {
+			uint32_t z = (uint32_t)v;
+			op->slot = st->prev + ((z >> 1) ^ (0u - (z & 1)));
+			st->prev = op->slot;
+		} else {
+			op->slot = (uint32_t)v;
+		}
+	}
+	op->size = 0;
+	if (b & HAS_SIZE) {
+		if (get_varint(&p, end, &op->size) != 0)
+			return -1;
+		if (op->kind == AR_WL_SYNC)
+			st->prev_sync = op->size = st->prev_sync + unzigzag(op->size);
+	}
+	op->arg = 0;
+	if ((b & HAS_ARG) && get_varint(&p, end, &op->arg) != 0)
+		return -1;
+	*pp = p;
+	return 0;
+}
+
+int ar_wl_decode(const uint8_t *in, size_t bytes, ar_wl_op_t *ops, uint32_t n)
+{
+	const uint8_t *p = in, *end = in + bytes;
+	dstate_t st = { 0, 0 };
+	for (uint32_t i = 0; i < n; i++)
+		if (decode_checked(&p, end, &ops[i], &st) != 0)
+			return -1;
+	return p == end ? 0 : -1;
+}
