@@ -24,15 +24,7 @@ static size_t nev;
 
 static void ev(uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr, uint64_t size, uint64_t result)
 {
-	ar_event_t *e = &evs[nev++];
-	memset(e, 0, sizeof *e);
-	e->thread = thread;
-	e->seq = seq;
-	e->time_ns = seq * 16;
-	e->op = (uint8_t)op;
-	e->ptr = ptr;
-	e->size = size;
-	e->result = result;
+	wlt_event(&evs[nev++], thread, seq, op, ptr, size, result);
 }
 
 static void ev_realloc(uint32_t thread, uint64_t seq, uint64_t seq2, uint64_t ptr, uint64_t size,

@@ -26,17 +26,10 @@ static void ev(uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr, uint64_
 	       uint32_t stack, uint64_t result)
 {
 	ar_event_t *e = &evs[nev++];
-	memset(e, 0, sizeof *e);
-	e->thread = thread;
-	e->seq = seq;
-	e->time_ns = seq * 16;
-	e->op = (uint8_t)op;
-	e->ptr = ptr;
+	wlt_event(e, thread, seq, op, ptr, size, result);
 	e->count = count;
-	e->size = size;
 	e->align = op == AR_OP_POSIX_MEMALIGN ? 64 : 0;
 	e->stack = stack;
-	e->result = result;
 }
 
 /* Write evs[] as the trace NAME.zst (with stacks) and compile it into

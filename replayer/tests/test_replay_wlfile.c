@@ -42,14 +42,7 @@ static ar_event_t *ev(uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr, 
 		}
 	}
 	ar_event_t *e = &evs[nev++];
-	memset(e, 0, sizeof *e);
-	e->thread = thread;
-	e->seq = seq;
-	e->time_ns = seq * 16;
-	e->op = (uint8_t)op;
-	e->ptr = ptr;
-	e->size = size;
-	e->result = result;
+	wlt_event(e, thread, seq, op, ptr, size, result);
 	return e;
 }
 

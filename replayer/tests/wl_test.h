@@ -27,6 +27,21 @@
  * path with header flags `flags`: one event buffer per thread, written
  * whenever it fills and at the end. Failures are counted (EXPECT).
  */
+/* Event e of a test trace: thread, seq (its time: seq * 16 ns), op, ptr,
+ * size and result; every other field zero. */
+static inline void wlt_event(ar_event_t *e, uint32_t thread, uint64_t seq, unsigned op, uint64_t ptr,
+			     uint64_t size, uint64_t result)
+{
+	memset(e, 0, sizeof *e);
+	e->thread = thread;
+	e->seq = seq;
+	e->time_ns = seq * 16;
+	e->op = (uint8_t)op;
+	e->ptr = ptr;
+	e->size = size;
+	e->result = result;
+}
+
 static inline void wlt_write_trace(const char *path, const ar_event_t *evs, size_t nev, uint32_t flags)
 {
 	static uint8_t mem[WLT_MAXT][AR_EVBUF_MAX_BYTES];
