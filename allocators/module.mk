@@ -116,7 +116,7 @@ $(ALLOC_REG_TEST): $(ALLOC_REG_TEST_OBJ) $(ALLOC_REG_LIB)
 # the compiler from reasoning away the very calls the tests make; the two
 # -Wno- flags silence warnings about exactly the edge cases under test
 # (using a block after a realloc that must fail, absurd sizes).
-ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list debug_bugs
+ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list debug_bugs alloc_contend
 ALLOC_PRELOAD_BINS := $(patsubst %,$(BUILD)/tests/%,$(ALLOC_PRELOAD_TESTS))
 ALLOC_TEST_HDRS := allocators/ar_alloc.h tests/unit/testing.h tests/allocators/alloc_test.h
 $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) $(ALLOC_TEST_HDRS) | $(DEPS_STAMP)
@@ -133,6 +133,9 @@ ALLOC_LARGE_TEST_SRCS := allocators/common/large.c allocators/common/map_cache.c
 	allocators/common/os.c allocators/common/tunables.c
 $(ALLOC_LARGE_TEST): $(call objs,$(ALLOC_LARGE_TEST_SRCS))
 $(BUILD)/obj/tests/unit/test_large.o: CFLAGS_OUR += -Iallocators -Iallocators/common
+# pool's lock-free free list (tests/unit/test_pool_list.c): the header alone.
+$(BUILD)/obj/tests/unit/test_pool_list.o: CFLAGS_OUR += -Iallocators -Iallocators/common -Iallocators/pool
+TSAN_TESTS += $(BUILD)/tests/test_pool_list
 
 ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_PREFIXED_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)

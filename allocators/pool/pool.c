@@ -3,16 +3,19 @@
  *
  * Design: requests up to ALLOCRR_POOL_MAX_SIZE (32 KiB) are rounded to one of
  * the size classes (size_class.h) and served from that class's pool
- * (pool_heap.c): pop the free list or carve the next block, under the class's
- * own lock. Bigger requests get their own mapping (large.c), which on free
- * goes to the bounded cache of freed mappings (map_cache.h) or the kernel.
+ * (pool_heap.c): pop the class's lock-free free list (one double-width
+ * compare-and-swap, pool_list.h) or, when it is empty, carve the next block
+ * under the class's lock. Bigger requests get their own mapping (large.c),
+ * which on free goes to the bounded cache of freed mappings (map_cache.h) or
+ * the kernel.
  *
- * Trade-off: malloc and free are a handful of instructions plus one
- * uncontended lock, and blocks of one size sit densely together; but chunks
+ * Trade-off: malloc and free are a handful of instructions plus one atomic
+ * swap, and blocks of one size sit densely together; but chunks
  * are never returned and never change class, so memory freed in one class
  * cannot serve another: a program that frees a million 48-byte objects and
  * then allocates 64-byte ones keeps both footprints. Threads allocating the
- * same size contend on one lock (tlscache removes that).
+ * same size still share one cache line per class (the list head), which
+ * moves between cores on every call; tlscache's per-thread lists remove that.
  *
  * Aligned requests take a block of size + align - 16 bytes and return the
  * aligned address inside it, unless every block of the class is aligned

@@ -5,24 +5,29 @@
  * a fresh 1 MiB chunk costs only the pages actually handed out; freed blocks
  * go to the head of the class's free list and are reused first (LIFO: the
  * most recently freed block is the one most likely still in cache).
+ *
+ * The free list takes no lock (pool_list.h: one double-width swap per pop
+ * or push); only carving and mapping a new chunk take the class's lock, so
+ * the steady state of a program that frees what it allocates is lock-free.
  */
 #include "pool_heap.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core.h"
 #include "large.h"
 #include "lock.h"
 #include "os.h"
+#include "pool_list.h"
 #include "util.h"
 
 typedef struct pool_class {
-	ar_lock_t lock;
-	void *free_list;
-	char *bump, *bump_end; /* unused tail of the newest chunk */
-	uint64_t out;          /* blocks handed out and not given back */
-	uint64_t nfree;        /* blocks on free_list */
-	uint64_t allocs;       /* blocks handed out since start */
+	pool_list_t free;           /* free blocks, shared without a lock (pool_list.h) */
+	_Atomic uint64_t pop_wraps; /* times free.head.pops wrapped past 2^32 */
+	ar_lock_t lock;             /* carving: bump, bump_end, carved, chunks */
+	char *bump, *bump_end;      /* unused tail of the newest chunk */
+	uint64_t carved;            /* blocks ever carved from chunks */
 	uint64_t chunks;
 	uint32_t size;
 } __attribute__((aligned(64))) pool_class_t;
@@ -31,12 +36,18 @@ unsigned ar_pool_nclasses;
 size_t ar_pool_max_size;
 static pool_class_t classes[AR_SC_COUNT];
 
+#if POOL_LIST_CAS
+int ar_pool_list_lockfree;
+#endif
+
 void ar_pool_heap_init(size_t max_size)
 {
+	pool_list_probe(); /* before any list is used (pool_list.h) */
 	ar_pool_nclasses = ar_sc_index(max_size) + 1;
 	ar_pool_max_size = ar_sc_size(ar_pool_nclasses - 1);
 	for (unsigned i = 0; i < AR_SC_COUNT; i++) {
 		pool_class_t *k = &classes[i];
+		pool_list_init(&k->free);
 		ar_lock_reinit(&k->lock);
 		k->size = (uint32_t)ar_sc_size(i);
 	}
@@ -61,79 +72,75 @@ static int grow(pool_class_t *k, unsigned cls)
 	return 0;
 }
 
-void *ar_pool_alloc(unsigned cls)
+/* Pop one free block of k, or NULL when its list is empty. */
+static inline void *pop(pool_class_t *k)
 {
-	pool_class_t *k = &classes[cls];
 	void *b;
-	ar_lock(&k->lock);
-	if (k->free_list) {
-		b = k->free_list;
-		k->free_list = *(void **)b;
-		k->nfree--;
-	} else {
-		if (k->bump == k->bump_end && grow(k, cls) != 0) {
-			ar_unlock(&k->lock);
-			return NULL;
-		}
-		b = k->bump;
-		k->bump += k->size;
-	}
-	k->out++;
-	k->allocs++;
-	ar_unlock(&k->lock);
+	if (AR_UNLIKELY(pool_list_pop(&k->free, &b)))
+		atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
 	return b;
 }
 
-void ar_pool_free(unsigned cls, void *block)
+/* Carve up to n never-used blocks of class cls, linked through their first
+ * word in front of *list, under the class's lock. Returns how many. */
+static unsigned carve(pool_class_t *k, unsigned cls, unsigned n, void **list)
 {
-	pool_class_t *k = &classes[cls];
-	ar_lock(&k->lock);
-	*(void **)block = k->free_list;
-	k->free_list = block;
-	k->nfree++;
-	k->out--;
-	ar_unlock(&k->lock);
-}
-
-unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head)
-{
-	pool_class_t *k = &classes[cls];
-	void *list = NULL;
 	unsigned got = 0;
 	ar_lock(&k->lock);
-	while (got < n && k->free_list) {
-		void *b = k->free_list;
-		k->free_list = *(void **)b;
-		*(void **)b = list;
-		list = b;
-		got++;
-	}
-	k->nfree -= got;
 	while (got < n) {
 		if (k->bump == k->bump_end && grow(k, cls) != 0)
 			break;
 		void *b = k->bump;
 		k->bump += k->size;
+		*(void **)b = *list;
+		*list = b;
+		got++;
+	}
+	k->carved += got;
+	ar_unlock(&k->lock);
+	return got;
+}
+
+void *ar_pool_alloc(unsigned cls)
+{
+	pool_class_t *k = &classes[cls];
+	void *b = pop(k);
+	if (AR_LIKELY(b != NULL))
+		return b;
+	return carve(k, cls, 1, &b) ? b : NULL;
+}
+
+void ar_pool_free(unsigned cls, void *block)
+{
+	pool_list_push(&classes[cls].free, block, block, 1);
+}
+
+unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head)
+{
+	pool_class_t *k = &classes[cls];
+	void *list = NULL, *b;
+	int wrapped = 0;
+	/* A list of at most n blocks comes whole in one swap (the common case
+	 * of tlscache, whose flushes push a batch and refills take one).
+	 * Otherwise one pop per block: walking the shared list to cut n blocks
+	 * off would follow links another thread may be overwriting. */
+	unsigned got = pool_list_take_all(&k->free, n, &list, &wrapped);
+	if (AR_UNLIKELY(wrapped))
+		atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
+	while (got < n && (b = pop(k)) != NULL) {
 		*(void **)b = list;
 		list = b;
 		got++;
 	}
-	k->out += got;
-	k->allocs += got;
-	ar_unlock(&k->lock);
+	if (got < n)
+		got += carve(k, cls, n - got, &list);
 	*head = list;
 	return got;
 }
 
 void ar_pool_free_batch(unsigned cls, void *head, void *tail, unsigned n)
 {
-	pool_class_t *k = &classes[cls];
-	ar_lock(&k->lock);
-	*(void **)tail = k->free_list;
-	k->free_list = head;
-	k->nfree += n;
-	k->out -= n;
-	ar_unlock(&k->lock);
+	pool_list_push(&classes[cls].free, head, tail, n);
 }
 
 void ar_pool_heap_stats(ar_alloc_stats_t *out)
@@ -143,32 +150,44 @@ void ar_pool_heap_stats(ar_alloc_stats_t *out)
 		pool_class_t *k = &classes[i];
 		ar_alloc_bin_stats_t *b = &out->bins[i];
 		ar_lock(&k->lock);
-		b->block_bytes = k->size;
-		b->blocks_in_use = k->out;
-		b->blocks_free = k->nfree;
-		b->allocs_total = k->allocs;
-		b->chunks = k->chunks;
+		uint64_t carved = k->carved, chunks = k->chunks;
 		ar_unlock(&k->lock);
+		pool_head_t h = pool_list_peek(&k->free);
+		uint64_t wraps = atomic_load_explicit(&k->pop_wraps, memory_order_relaxed);
+		uint64_t nfree = pool_head_count(h);
+		b->block_bytes = k->size;
+		/* Under concurrency a block carved after the carved count was
+		 * read can already be on the list: clamp, quiescent is exact. */
+		b->blocks_free = nfree < carved ? nfree : carved;
+		b->blocks_in_use = carved - b->blocks_free;
+		b->allocs_total = carved + (wraps << 32 | h.pops);
+		b->chunks = chunks;
 		out->chunks_in_use += b->chunks;
 	}
 }
 
 void ar_pool_heap_fork_prepare(void)
 {
-	for (unsigned i = 0; i < ar_pool_nclasses; i++)
+	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
 		ar_lock(&classes[i].lock);
+		pool_list_fork_prepare(&classes[i].free);
+	}
 }
 
 void ar_pool_heap_fork_parent(void)
 {
-	for (unsigned i = 0; i < ar_pool_nclasses; i++)
+	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
+		pool_list_fork_parent(&classes[i].free);
 		ar_unlock(&classes[i].lock);
+	}
 }
 
 void ar_pool_heap_fork_child(void)
 {
-	for (unsigned i = 0; i < ar_pool_nclasses; i++)
+	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
+		pool_list_fork_child(&classes[i].free);
 		ar_lock_reinit(&classes[i].lock);
+	}
 }
 
 /* Shared by pool and tlscache, whose blocks are all pool or large blocks. */

@@ -7,10 +7,11 @@
  * a class form a singly linked list threaded through their first word. A
  * chunk belongs to one class forever and is never returned to the kernel:
  * the classic object pool, whose memory high-water mark is the sum of each
- * class's own high-water mark. One lock per class, so threads allocating
- * different sizes never contend.
+ * class's own high-water mark. The free list of a class is a lock-free
+ * stack (pool_list.h); a lock per class guards only carving and growing,
+ * so allocating and freeing recycled blocks never waits on another thread.
  *
- * Invariants, per class, under its lock:
+ * Invariants, per class (the counts exact when no call is in flight):
  *   blocks carved = out + on the free list;
  *   every block lies wholly inside one chunk, at first + k * block_size;
  *   a chunk's unused tail [bump, bump_end) has never been handed out.
@@ -51,8 +52,9 @@ void *ar_pool_alloc(unsigned cls);
 void ar_pool_free(unsigned cls, void *block);
 
 /*
- * Take up to n blocks of class cls in one lock hold, linked through their
- * first word, NULL-terminated, into *head. Returns how many (0 only when the
+ * Take up to n blocks of class cls (free ones first, then newly carved ones
+ * under one lock hold), linked through their first word, NULL-terminated,
+ * into *head. Returns how many (0 only when the
  * class is empty and no chunk can be mapped).
  */
 unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head);

@@ -8,12 +8,18 @@
 # to glibc's, from the results database.
 #   ALLOCRR_BUILD=build REPEAT=3 SCENARIOS="S1 S2 ..." DB=file bash bench/alloc/run.sh
 # A scenario may carry its size, NAME:OPS (alloctrace gen --ops; "S4:2000"
-# replays a fifth of S4's default 10000 calls); DEMO=0 leaves out
-# demo_server.
+# replays a fifth of S4's default 10000 calls), and its thread count,
+# NAME[:OPS]@THREADS (alloctrace gen --threads; "D@4" is D on 4 threads, named
+# D-t4 in the tables); DEMO=0 leaves out demo_server.
+# The default list ends with two multi-threaded scenarios with more threads
+# than a 2-core machine has cores, so threads are preempted inside the
+# allocator: S1@4 (four threads churning 64-byte objects of one size class)
+# and D@4 (an interpreter-like mix of a long-lived cache and short-lived
+# 16-512 B temporaries, on four threads).
 set -u
 B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
 REPEAT=${REPEAT:-3}
-SCENARIOS=${SCENARIOS:-S1 S2 S3 S4 S5 A B D M X}
+SCENARIOS=${SCENARIOS:-S1 S2 S3 S4 S5 A B D M X S1@4 D@4}
 T=$(mktemp -d /tmp/allocrr-bench-alloc.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 DB=${DB:-$T/bench-alloc.db}
@@ -22,10 +28,12 @@ command -v sqlite3 >/dev/null || { echo "bench-alloc needs the sqlite3 CLI (apt-
 
 traces=()
 for s in $SCENARIOS; do
-	ops=()
-	case $s in *:*) ops=(--ops "${s#*:}"); s=${s%%:*} ;; esac
-	"$B/bin/alloctrace" gen "$s" "${ops[@]}" --seed 1 -q -o "$T/$s.zst" || { echo "alloctrace gen $s failed"; exit 1; }
-	traces+=("$T/$s.zst")
+	opts=() name=
+	case $s in *@*) opts+=(--threads "${s#*@}"); name=-t${s#*@}; s=${s%%@*} ;; esac
+	case $s in *:*) opts+=(--ops "${s#*:}"); s=${s%%:*} ;; esac
+	name=$s$name
+	"$B/bin/alloctrace" gen "$s" "${opts[@]}" --seed 1 -q -o "$T/$name.zst" || { echo "alloctrace gen $s failed"; exit 1; }
+	traces+=("$T/$name.zst")
 done
 [ "${DEMO:-1}" = 0 ] || { "$B/bin/allocrec" -q -o "$T/demo_server.zst" "$B/traces/demo_server" 40000 2 >/dev/null &&
 	traces+=("$T/demo_server.zst"); }
