@@ -29,29 +29,10 @@
  */
 #include <string.h>
 
+#include "ar_varint.h"
 #include "workload.h"
 
 enum { HAS_SLOT = 1u << 4, HAS_SIZE = 1u << 5, HAS_ARG = 1u << 6, HAS_FLAGS = 1u << 7 };
-
-static inline uint64_t zigzag(uint64_t d)
-{
-	return (d << 1) ^ (0 - (d >> 63));
-}
-
-static inline uint64_t unzigzag(uint64_t z)
-{
-	return (z >> 1) ^ (0 - (z & 1));
-}
-
-static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
 
 size_t ar_wl_encode(const ar_wl_op_t *ops, uint32_t n, uint8_t *out)
 {
@@ -69,56 +50,29 @@ size_t ar_wl_encode(const ar_wl_op_t *ops, uint32_t n, uint8_t *out)
 		if (op->slot != AR_WL_NOSLOT) {
 			b |= HAS_SLOT;
 			if (op->kind < AR_WL_NCALLS) {
-				uint32_t d = op->slot - prev; /* zigzag, in unsigned arithmetic */
-				p = put_varint(p, (d << 1) ^ (0u - (d >> 31)));
+				/* the difference as a 32-bit signed value: its zigzag fits 32 bits */
+				p = ar_put_varint(p, ar_zigzag((int32_t)(op->slot - prev)));
 				prev = op->slot;
 			} else {
-				p = put_varint(p, op->slot);
+				p = ar_put_varint(p, op->slot);
 			}
 		}
 		if (op->size) {
 			b |= HAS_SIZE;
 			if (op->kind == AR_WL_SYNC) {
-				p = put_varint(p, zigzag(op->size - prev_sync));
+				p = ar_put_varint(p, ar_zigzag((int64_t)(op->size - prev_sync)));
 				prev_sync = op->size;
 			} else {
-				p = put_varint(p, op->size);
+				p = ar_put_varint(p, op->size);
 			}
 		}
 		if (op->arg) {
 			b |= HAS_ARG;
-			p = put_varint(p, op->arg);
+			p = ar_put_varint(p, op->arg);
 		}
 		*head = (uint8_t)b;
 	}
 	return (size_t)(p - out);
-}
-
-/* One varint at *pp, below end; 0, or -1 when cut or longer than 10 bytes
- * or above 2^64-1. */
-static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *pp;
-	if (p < end && *p < 0x80) { /* the common case: one byte */
-		*v = *p;
-		*pp = p + 1;
-		return 0;
-	}
-	uint64_t x = 0;
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		if (p == end)
-			return -1;
-		uint8_t c = *p++;
-		if (shift == 63 && c > 1)
-			return -1;
-		x |= (uint64_t)(c & 0x7f) << shift;
-		if (c < 0x80) {
-			*v = x;
-			*pp = p;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* The decoder's state across a segment's ops. */
@@ -147,11 +101,10 @@ static int decode_checked(const uint8_t **pp, const uint8_t *end, ar_wl_op_t *op
 	}
 	op->slot = AR_WL_NOSLOT;
 	if (b & HAS_SLOT) {
-		if (get_varint(&p, end, &v) != 0 || v > UINT32_MAX)
+		if (ar_get_varint(&p, end, &v) != 0 || v > UINT32_MAX)
 			return -1;
 		if (op->kind < AR_WL_NCALLS) {
-			uint32_t z = (uint32_t)v;
-			op->slot = st->prev + ((z >> 1) ^ (0u - (z & 1)));
+			op->slot = st->prev + (uint32_t)ar_unzigzag(v);
 			st->prev = op->slot;
 		} else {
 			op->slot = (uint32_t)v;
@@ -159,13 +112,13 @@ static int decode_checked(const uint8_t **pp, const uint8_t *end, ar_wl_op_t *op
 	}
 	op->size = 0;
 	if (b & HAS_SIZE) {
-		if (get_varint(&p, end, &op->size) != 0)
+		if (ar_get_varint(&p, end, &op->size) != 0)
 			return -1;
 		if (op->kind == AR_WL_SYNC)
-			st->prev_sync = op->size = st->prev_sync + unzigzag(op->size);
+			st->prev_sync = op->size = st->prev_sync + (uint64_t)ar_unzigzag(op->size);
 	}
 	op->arg = 0;
-	if ((b & HAS_ARG) && get_varint(&p, end, &op->arg) != 0)
+	if ((b & HAS_ARG) && ar_get_varint(&p, end, &op->arg) != 0)
 		return -1;
 	*pp = p;
 	return 0;
