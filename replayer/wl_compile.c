@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ar_fullio.h"
 #include "wl_cache.h"
 #include "wl_decode.h"
 #include "workload.h"
@@ -198,19 +199,14 @@ static int out_write(comp_t *c, const void *buf, size_t n)
 		c->io_failed = 1;
 		return errf(c, AR_ENOMEM, "out of memory computing the workload's digest"), -1;
 	}
-	for (size_t done = 0; done < n;) {
-		ssize_t w = pwrite(c->fd, p + done, n - done, (off_t)(c->woff + done));
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			c->err->sys_errno = w < 0 ? errno : ENOSPC;
-			c->io_failed = 1;
-			snprintf(c->err->msg, sizeof c->err->msg, "writing workload for %s at offset %llu: %s",
-				 c->path, (unsigned long long)(c->woff + done), strerror(c->err->sys_errno));
-			c->err->code = AR_EIO;
-			return -1;
-		}
-		done += (size_t)w;
+	size_t done = 0;
+	if (ar_pwrite_full(c->fd, p, n, c->woff, &done) != 0) {
+		c->err->sys_errno = errno;
+		c->io_failed = 1;
+		snprintf(c->err->msg, sizeof c->err->msg, "writing workload for %s at offset %llu: %s",
+			 c->path, (unsigned long long)(c->woff + done), strerror(c->err->sys_errno));
+		c->err->code = AR_EIO;
+		return -1;
 	}
 	c->woff += n;
 	return 0;
@@ -851,21 +847,10 @@ static int finish_output(comp_t *c)
 	if (rc == 0 && (EVP_DigestUpdate(c->md, h, sizeof *h) != 1 ||
 			EVP_DigestFinal_ex(c->md, h->content_sha256, &mdlen) != 1 || mdlen != 32))
 		rc = errf(c, AR_ENOMEM, "out of memory computing the workload's digest");
-	if (rc == 0) {
-		uint64_t end = c->woff;
-		c->woff = 0; /* the header, at the start; not hashed twice */
-		for (size_t done = 0; done < sizeof *h;) {
-			ssize_t w = pwrite(c->fd, (const char *)h + done, sizeof *h - done, (off_t)done);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				c->err->sys_errno = w < 0 ? errno : ENOSPC;
-				rc = errf(c, AR_EIO, "cannot write the workload's header");
-				break;
-			}
-			done += (size_t)w;
-		}
-		c->woff = end;
+	/* the header, at the start; not hashed twice */
+	if (rc == 0 && ar_pwrite_full(c->fd, h, sizeof *h, 0, NULL) != 0) {
+		c->err->sys_errno = errno;
+		rc = errf(c, AR_EIO, "cannot write the workload's header");
 	}
 	for (uint32_t t = 0; pre && t < c->nthr; t++)
 		free(pre[t].v);
@@ -920,11 +905,8 @@ int ar_wl_digest(const ar_workload_t *w, uint8_t out[32])
 	int ok = ctx && buf && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
 	for (uint64_t off = sizeof h; ok && off < h.file_bytes;) {
 		size_t want = h.file_bytes - off < cap ? (size_t)(h.file_bytes - off) : cap;
-		ssize_t r = pread(w->fd, buf, want, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		ok = r > 0 && EVP_DigestUpdate(ctx, buf, (size_t)r);
-		off += r > 0 ? (uint64_t)r : 0;
+		ok = ar_pread_full(w->fd, buf, want, off, NULL) == (ssize_t)want && EVP_DigestUpdate(ctx, buf, want);
+		off += want;
 	}
 	ok = ok && EVP_DigestUpdate(ctx, &h, sizeof h) && EVP_DigestFinal_ex(ctx, out, &n) && n == 32;
 	EVP_MD_CTX_free(ctx);

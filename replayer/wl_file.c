@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_fullio.h"
 #include "workload.h"
 
 static const char *const kind_names[AR_WL_NKINDS] = {
@@ -154,17 +155,11 @@ static int read_segment(const ar_workload_t *w, uint64_t k, ar_wl_op_t *ops, voi
 {
 	const ar_wl_seg_t *sg = &w->segs[k];
 	size_t got = 0;
-	while (got < sg->bytes) {
-		ssize_t r = pread(w->fd, (char *)raw + got, sg->bytes - got, (off_t)(sg->offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			snprintf(err, errcap, "workload segment %llu at offset %llu: %s",
-				 (unsigned long long)k, (unsigned long long)(sg->offset + got),
-				 r < 0 ? strerror(errno) : "the file ends early");
-			return -1;
-		}
-		got += (size_t)r;
+	ssize_t r = ar_pread_full(w->fd, raw, sg->bytes, sg->offset, &got);
+	if (r < 0 || got < sg->bytes) {
+		snprintf(err, errcap, "workload segment %llu at offset %llu: %s", (unsigned long long)k,
+			 (unsigned long long)(sg->offset + got), r < 0 ? strerror(errno) : "the file ends early");
+		return -1;
 	}
 	if (ar_wl_decode(raw, sg->bytes, ops, sg->nops) != 0) {
 		snprintf(err, errcap, "workload segment %llu at offset %llu (%u bytes) does not decode to "

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ar_fullio.h"
 #include "ar_hash.h"
 #include "reader_int.h"
 
@@ -77,19 +78,13 @@ thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create)
 
 static int pread_all(ar_reader_t *r, void *buf, size_t n, uint64_t off)
 {
-	size_t done = 0;
-	while (done < n) {
-		ssize_t k = pread(r->fd, (char *)buf + done, n - done, (off_t)(off + done));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r->err.sys_errno = errno;
-			return ar_reader_fail(r, AR_EIO, off, "%s: read failed: %s", r->name, strerror(errno));
-		}
-		if (k == 0)
-			return ar_reader_fail(r, AR_ETRUNCATED, off, "%s: unexpected end of file", r->name);
-		done += (size_t)k;
+	ssize_t k = ar_pread_full(r->fd, buf, n, off, NULL);
+	if (k < 0) {
+		r->err.sys_errno = errno;
+		return ar_reader_fail(r, AR_EIO, off, "%s: read failed: %s", r->name, strerror(errno));
 	}
+	if ((size_t)k < n)
+		return ar_reader_fail(r, AR_ETRUNCATED, off, "%s: unexpected end of file", r->name);
 	return 0;
 }
 
