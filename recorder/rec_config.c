@@ -209,6 +209,8 @@ static void read_config(void)
 	rec_cfg.level = setting_int("ALLOCRR_LEVEL", 3);
 	int ms = setting_int("ALLOCRR_FLUSH_MS", 200);
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
+	int every = setting_int("ALLOCRR_TIME_EVERY", 8);
+	rec_cfg.time_every = every >= 1 && every <= 1024 ? (unsigned)every : 8;
 	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
 	rec_cfg.rotate = env_u64("ALLOCRR_ROTATE");

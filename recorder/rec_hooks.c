@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_fast.h"
 #include "rec_internal.h"
 
 #define AR_EXPORT __attribute__((visibility("default")))
@@ -114,7 +115,7 @@ static inline __attribute__((always_inline)) rec_thread_t *begin(void)
 		return begin_slow();
 	}
 	rec_tls.in_shim = REC_SHIM_HOOK;
-	rec_thread_t *t = rec_thread_self();
+	rec_thread_t *t = rec_thread_self_fast();
 	if (REC_LIKELY(t != NULL) && REC_LIKELY(rec_thread_enter(t)))
 		return t;
 	rec_tls.in_shim = 0;
@@ -161,7 +162,9 @@ static rec_thread_t *begin_slow(void)
 	}
 }
 
-static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
+/* The full path of a recorded call: e has its seqs, time is its time
+ * (rec_fast_event's, which declined it, or rec_event_stamp's). */
+static void end_at(rec_thread_t *t, ar_event_t *e, int saved_errno, uint64_t time)
 {
 	/* A failed call keeps its errno (posix_memalign sets e->error itself);
 	 * realloc(p, 0) returning NULL freed p and did not fail (SPEC 5.3). */
@@ -171,12 +174,18 @@ static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
 		if (!freed)
 			e->error = (uint32_t)saved_errno;
 	}
-	e->time_ns = rec_event_time_ns();
+	e->time_ns = time;
+	t->stamp_seq = e->seq2 ? e->seq2 : e->seq;
 	if (rec_cfg.stack_depth && e->op != AR_OP_FREE)
 		e->stack = rec_stack_capture(t);
 	rec_thread_append(t, e);
 	rec_tls.in_shim = 0;
 	errno = saved_errno;
+}
+
+static inline void end(rec_thread_t *t, ar_event_t *e, int saved_errno)
+{
+	end_at(t, e, saved_errno, rec_event_stamp(t, e->seq));
 }
 
 /* In a window trace, a block freed or reallocated may predate the window:
@@ -210,10 +219,12 @@ static __attribute__((noinline)) void *malloc_hook(size_t n)
 	if (!t)
 		return rec_real.malloc(n);
 	void *r = rec_real.malloc(n);
+	uint64_t seq = rec_next_seq(), time;
+	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_MALLOC, seq, 0, 0, n, 0, (uintptr_t)r, &time)))
+		return r;
 	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_MALLOC, .size = n, .result = (uintptr_t)r);
-	e.seq = rec_next_seq();
-	end(t, &e, err);
+	ar_event_t e = EV(.op = AR_OP_MALLOC, .size = n, .result = (uintptr_t)r, .seq = seq);
+	end_at(t, &e, err, time);
 	return r;
 }
 
@@ -231,11 +242,14 @@ static __attribute__((noinline)) void free_hook(void *p)
 		rec_real.free(p);
 		return;
 	}
-	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p, .old_size = old_size_of(p));
-	e.seq = rec_next_seq(); /* SPEC 4: before the real free */
+	uint64_t old_size = old_size_of(p), time;
+	uint64_t seq = rec_next_seq(); /* SPEC 4: before the real free */
 	rec_real.free(p);
-	end(t, &e, err);
+	if (REC_LIKELY(rec_fast_event(t, old_size == 0, AR_OP_FREE, seq, 0, (uintptr_t)p, 0, 0, 0, &time)))
+		return;
+	int err = errno;
+	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p, .old_size = old_size, .seq = seq);
+	end_at(t, &e, err, time);
 }
 
 static __attribute__((noinline)) void *calloc_hook(size_t n, size_t size)
@@ -252,10 +266,12 @@ static __attribute__((noinline)) void *calloc_hook(size_t n, size_t size)
 	if (!t)
 		return rec_real.calloc(n, size);
 	void *r = rec_real.calloc(n, size);
+	uint64_t seq = rec_next_seq(), time;
+	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_CALLOC, seq, 0, 0, size, n, (uintptr_t)r, &time)))
+		return r;
 	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_CALLOC, .count = n, .size = size, .result = (uintptr_t)r);
-	e.seq = rec_next_seq();
-	end(t, &e, err);
+	ar_event_t e = EV(.op = AR_OP_CALLOC, .count = n, .size = size, .result = (uintptr_t)r, .seq = seq);
+	end_at(t, &e, err, time);
 	return r;
 }
 
@@ -289,13 +305,17 @@ static __attribute__((noinline)) void *realloc_hook(void *p, size_t n)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.realloc(p, n);
-	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n, .old_size = old_size_of(p));
-	e.seq = rec_next_seq(); /* SPEC 4: p may be released by the call */
+	uint64_t old_size = old_size_of(p), time;
+	uint64_t seq = rec_next_seq(); /* SPEC 4: p may be released by the call */
 	void *r = rec_real.realloc(p, n);
+	uint64_t seq2 = rec_next_seq(); /* and the result exists only now */
+	if (REC_LIKELY(rec_fast_event(t, r != NULL && old_size == 0, AR_OP_REALLOC, seq, seq2, (uintptr_t)p, n, 0,
+				      (uintptr_t)r, &time)))
+		return r;
 	int err = errno;
-	e.seq2 = rec_next_seq(); /* and the result exists only now */
-	e.result = (uintptr_t)r;
-	end(t, &e, err);
+	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n, .old_size = old_size, .seq = seq,
+			  .seq2 = seq2, .result = (uintptr_t)r);
+	end_at(t, &e, err, time);
 	return r;
 }
 

@@ -35,30 +35,27 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 	/* SPEC 4: within a thread every seq (and seq2) is above the last one. */
 	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
 		return AR_EINVAL;
-	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nslots * AR_EVENT_SLOT_BYTES);
 	/* Plain copies: the encoder reads only the fields the op's mask names. */
-	s->seq = e->seq;
-	s->seq2 = e->seq2;
-	s->time_ns = e->time_ns;
-	s->ptr = e->ptr;
-	s->result = e->result;
-	s->size = e->size;
-	s->aux = (f & AR_F_ALIGN) ? e->align : e->count;
-	s->stack = e->stack;
-	s->op = (uint8_t)op;
-	s->sized = (uint8_t)sized;
+	ar_slot_t v = {
+		.seq = e->seq,
+		.seq2 = e->seq2,
+		.time_ns = e->time_ns,
+		.ptr = e->ptr,
+		.result = e->result,
+		.size = e->size,
+		.aux = (f & AR_F_ALIGN) ? e->align : e->count,
+		.stack = e->stack,
+		.op = (uint8_t)op,
+		.sized = (uint8_t)sized,
+		.error = ((f & AR_F_RESULT) && !e->result) ? (uint16_t)(e->error > 0xffff ? 0xffff : e->error) : 0,
+	};
 	if (sized && op == AR_OP_FREE)
-		s->size = e->old_size;
+		v.size = e->old_size;
 	else if (sized && op == AR_OP_REALLOC)
-		s->aux = e->old_size;
-	else if (sized)
+		v.aux = e->old_size;
+	ar_slot_t *s = ar_evbuf_put(b, &v, nslots, (f & AR_F_SEQ2) ? e->seq2 : e->seq);
+	if (sized && op == AR_OP_REALLOCARRAY)
 		s[1].seq = e->old_size;
-	b->nslots += nslots;
-	s->error = ((f & AR_F_RESULT) && !e->result) ? (uint16_t)(e->error > 0xffff ? 0xffff : e->error) : 0;
-	if (b->nevents++ == 0)
-		b->first_seq = e->seq;
-	b->last_seq = (f & AR_F_SEQ2) ? e->seq2 : e->seq;
-	b->events_by_op[op]++;
 	return 0;
 }
 

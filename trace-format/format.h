@@ -105,6 +105,34 @@ typedef struct ar_slot {
 } ar_slot_t;
 _Static_assert(sizeof(ar_slot_t) == AR_EVENT_SLOT_BYTES, "slot size is part of the evbuf contract");
 
+/* Store slot v, an event valid by SPEC 4's rules whose nslots slots fit in
+ * b, as b's next event; last_seq is its seq2 if it has one, else its seq.
+ * The second half of ar_evbuf_append, after its checks, and the recorder's
+ * fast path (recorder/rec_fast.h), whose events are valid by construction.
+ * Returns the slot (a reallocarray's old_size goes in the next one). */
+static inline ar_slot_t *ar_evbuf_put(ar_evbuf_t *b, const ar_slot_t *v, unsigned nslots, uint64_t last_seq)
+{
+	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nslots * AR_EVENT_SLOT_BYTES);
+	/* field by field: a struct copy is built on the stack first */
+	s->seq = v->seq;
+	s->seq2 = v->seq2;
+	s->time_ns = v->time_ns;
+	s->ptr = v->ptr;
+	s->result = v->result;
+	s->size = v->size;
+	s->aux = v->aux;
+	s->stack = v->stack;
+	s->op = v->op;
+	s->sized = v->sized;
+	s->error = v->error;
+	b->nslots += nslots;
+	if (b->nevents++ == 0)
+		b->first_seq = v->seq;
+	b->last_seq = last_seq;
+	b->events_by_op[v->op]++;
+	return s;
+}
+
 /* SPEC 5.2: the columns of an EVENTS record, in order. */
 enum { AR_COL_OPS, AR_COL_SEQ, AR_COL_TIME, AR_COL_PTR, AR_COL_ARGS, AR_COL_STACK, AR_NCOLS };
 
