@@ -2,7 +2,7 @@
  * allocrec — run a program with the recorder shim preloaded and report the
  * traces it wrote.
  *
- *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N]
+ *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N] [--time-every N]
  *            [--max-size BYTES] [--duration S] [--rotate BYTES] [--paused] [-q] [--] PROG ARGS...
  *   allocrec --start PID | --stop PID
  *   allocrec -p PID [--duration S] [-o FILE] ... | --detach PID   (allocrec_attach.c)
@@ -53,7 +53,7 @@
 typedef struct rec_opts {
 	const char *output; /* -o, NULL: the shim's default ./PROG.PID.zst */
 	const char *output_for; /* --output-for: -o is the first image so named, NULL: the first image */
-	int stacks, follow, level, quiet;
+	int stacks, follow, level, quiet, time_every;
 	unsigned long long max_size;    /* --max-size in bytes, 0 = none */
 	unsigned long long duration_ns; /* --duration in ns, 0 = none */
 	unsigned long long rotate;      /* --rotate in bytes, 0 = none */
@@ -98,6 +98,11 @@ static void usage(void)
 	       "      --stacks[=N]    record call stacks, N frames deep (default 32, 1..%d)\n"
 	       "      --no-follow     do not record the programs PROG exec()s\n"
 	       "      --level=N       zstd level of the trace, 1..19 (default 3)\n"
+	       "      --time-every=N  while a thread calls alone and densely (its calls less\n"
+	       "                      than 1 us apart, no other thread's in its last 1024),\n"
+	       "                      read the clock once per N of its calls, the others\n"
+	       "                      taking that reading as their time, 1..1024 (default 8;\n"
+	       "                      1: every call reads the clock; docs/RECORDER.md)\n"
 	       "      --max-size=BYTES\n"
 	       "                      stop recording once the trace holds BYTES (K, M, G\n"
 	       "                      suffixes, powers of 1024); the trace is closed complete\n"
@@ -154,7 +159,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
 enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
-       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP };
+       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP, OPT_TIME_EVERY };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
@@ -168,8 +173,9 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"max-size", required_argument, NULL, OPT_MAX_SIZE}, {"duration", required_argument, NULL, OPT_DURATION},
 		{"rotate", required_argument, NULL, OPT_ROTATE}, {"paused", no_argument, NULL, OPT_PAUSED},
 		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
+		{"time-every", required_argument, NULL, OPT_TIME_EVERY},
 		{NULL, 0, NULL, 0}};
-	*o = (rec_opts_t){.follow = 1, .level = 3};
+	*o = (rec_opts_t){.follow = 1, .level = 3, .time_every = 8};
 	int c, rc;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
 	while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
@@ -195,6 +201,10 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		case OPT_LEVEL:
 			if (parse_int(optarg, 1, 19, &o->level) != 0)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
+			break;
+		case OPT_TIME_EVERY:
+			if (parse_int(optarg, 1, 1024, &o->time_every) != 0)
+				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
 			break;
 		case OPT_MAX_SIZE:
 			if (ar_cli_parse_size(optarg, &o->max_size) != 0 || o->max_size == 0)
@@ -363,6 +373,8 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 	setenv("ALLOCRR_FOLLOW", o->follow ? "1" : "0", 1);
 	snprintf(num, sizeof num, "%d", o->level);
 	setenv("ALLOCRR_LEVEL", num, 1);
+	snprintf(num, sizeof num, "%d", o->time_every);
+	setenv("ALLOCRR_TIME_EVERY", num, 1);
 	/* Limits unset unless asked: an ALLOCRR_MAX_SIZE from the caller's
 	 * environment must not bound a recording that did not ask. */
 	unsetenv("ALLOCRR_MAX_SIZE");

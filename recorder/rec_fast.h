@@ -66,7 +66,7 @@ static inline __attribute__((always_inline)) int rec_fast_event(rec_thread_t *t,
 		     1, last);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->appending = 0;
-	t->stamp_seq = last;
+	rec_stamp_done(&t->stamp, last);
 	rec_call_leave(t);
 	rec_tls.in_shim = 0;
 	return 1;

@@ -175,7 +175,7 @@ static void end_at(rec_thread_t *t, ar_event_t *e, int saved_errno, uint64_t tim
 			e->error = (uint32_t)saved_errno;
 	}
 	e->time_ns = time;
-	t->stamp_seq = e->seq2 ? e->seq2 : e->seq;
+	rec_stamp_done(&t->stamp, e->seq2 ? e->seq2 : e->seq);
 	if (rec_cfg.stack_depth && e->op != AR_OP_FREE)
 		e->stack = rec_stack_capture(t);
 	rec_thread_append(t, e);

@@ -44,6 +44,7 @@
 #include <time.h>
 
 #include "ar_trace.h"
+#include "rec_stamp.h"
 
 #define REC_VERSION "allocrr-rec 1.0"
 #define REC_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -68,8 +69,8 @@ typedef struct rec_config {
 			       * windows come from the control channel (rec_control.c) */
 	int stream_fd;        /* ALLOCRR_STREAM_FD: the first image's trace goes to this inherited descriptor, -1 = none */
 	char stream_stats[1024]; /* ALLOCRR_STREAM_STATS: where the stream's totals go at its end, for allocrec */
-	unsigned time_every;  /* ALLOCRR_TIME_EVERY: in a dense run of a thread's calls, read
-			       * the clock once per this many events (rec_event_stamp) */
+	unsigned time_every;  /* ALLOCRR_TIME_EVERY: while a thread calls alone and densely,
+			       * read the clock once per this many events (rec_stamp.h) */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;
@@ -212,11 +213,7 @@ struct rec_thread {
 	int retired;                  /* its trace was closed for a new one in this process */
 	int appending;                /* the owner is inside rec_thread_append (a signal
 				       * handler that closes the trace must not take cur then) */
-	/* the event clock's sampling (rec_event_stamp), owner only */
-	uint64_t stamp_ns;            /* the last clock reading */
-	uint64_t stamp_seq;           /* the last seq this thread took for an event */
-	uint32_t stamp_skip;          /* events left that reuse stamp_ns */
-	uint32_t since_stamp;         /* events since stamp_ns was read */
+	rec_stamp_t stamp;            /* when its events read the clock (owner only) */
 	char pad[REC_CACHELINE];
 };
 
@@ -281,34 +278,14 @@ static inline int rec_thread_enter(rec_thread_t *t)
 	rec_call_leave(t);
 	return 0;
 }
-/* The time of the event whose first seq is `seq`. Reading the clock is
- * the largest fixed cost of a recorded call (rdtsc: 11 ns on the machines
- * we measured, against 25-35 ns for a glibc malloc from its thread cache),
- * so in a dense run of one thread's calls it is read once per
- * rec_cfg.time_every events: after a reading that found the thread's calls
- * since the previous one less than REC_DENSE_NS apart on average, the next
- * time_every - 1 events take that reading's time. An event that follows
- * more than time_every - 1 events of other threads since this thread's
- * previous one (a seq gap) always reads the clock: a thread that paused
- * while others ran gets its exact time back at its first call, so times
- * stay in sequence order across threads except within such a short gap.
- * What sampling moves is where, within at most time_every - 1 of one
- * thread's own consecutive events, a pause of that thread is seen
- * (docs/RECORDER.md). */
-#define REC_DENSE_NS 1000u
+/* The time of the event whose first seq is `seq` (rec_stamp.h: the clock
+ * is read once per rec_cfg.time_every events of a lone, dense thread). */
 static inline uint64_t rec_event_stamp(rec_thread_t *t, uint64_t seq)
 {
-	if (REC_LIKELY(t->stamp_skip) && REC_LIKELY(seq - t->stamp_seq <= rec_cfg.time_every)) {
-		t->stamp_skip--;
-		t->since_stamp++;
-		return t->stamp_ns;
-	}
-	uint64_t now = rec_event_time_ns();
-	uint64_t span = (uint64_t)(t->since_stamp + 1) * REC_DENSE_NS;
-	t->stamp_skip = now - t->stamp_ns < span ? rec_cfg.time_every - 1 : 0;
-	t->stamp_ns = now;
-	t->since_stamp = 0;
-	return now;
+	uint64_t ns;
+	if (REC_LIKELY(rec_stamp_reuse(&t->stamp, seq, &ns)))
+		return ns;
+	return rec_stamp_read(&t->stamp, seq, rec_event_time_ns(), rec_cfg.time_every);
 }
 
 /* Append one event for the calling thread (in_shim set, in_call held by

@@ -18,6 +18,7 @@ $(BUILD)/tests/test_gate: $(call objs,common/gate.c)
 $(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)
 $(BUILD)/tests/test_heapstats: $(call objs,analysis/heapstats.c analysis/livemap.c)
 $(BUILD)/obj/tests/unit/test_livemap.o $(BUILD)/obj/tests/unit/test_heapstats.o: CFLAGS_OUR += -Ianalysis
+$(BUILD)/obj/tests/unit/test_rec_stamp.o: CFLAGS_OUR += -Irecorder
 
 UNIT_TESTS += $(TEST_UNIT_BINS)
 E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))

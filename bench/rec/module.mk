@@ -5,9 +5,15 @@ $(BENCH_REC): bench/rec/workload.c | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -fno-builtin -o $@ $< -lpthread
 
+# The fidelity check of the recorder's clock sampling (recorder/rec_stamp.h).
+$(BENCH_STAMP_SIM): bench/rec/stamp_sim.c recorder/rec_stamp.h $(TRACE_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_OUR) -Irecorder $(LDFLAGS_OUR) -o $@ $< $(TRACE_LDLIBS)
+
 .PHONY: bench-rec
-bench-rec: $(BENCH_REC) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
+bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(REPLAY_BENCH) $(DEMO_SERVER) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/run.sh
 
-ALL_TARGETS += $(BENCH_REC)
+ALL_TARGETS += $(BENCH_REC) $(BENCH_STAMP_SIM)
 BENCHES += bench-rec
