@@ -99,47 +99,12 @@ done
 rm -rf "$OUT" && mkdir -p "$OUT/inputs" || die "cannot create $OUT"
 export ALLOCRR_CACHE_DIR=$OUT/cache
 IN=$OUT/inputs
-sh "$HERE/sqlite.sh" "$SQLITE_ROWS" >"$IN/sqlite.sql" || die "sqlite.sh failed"
-$PY "$HERE/gen_c.py" "$GCC_FUNCS" >"$IN/gen.c" || die "gen_c.py failed"
+# the programs: make_inputs, prog_P, redis_up, redis_down, cpu_ticks
+. "$HERE/programs.sh"
+make_inputs || die "cannot write the programs' inputs in $IN"
 echo "program,allocator,repetition,time_s,wall_s,cpu_s,peak_rss_kb" >"$OUT/real.csv"
 echo "program,allocator,repetition,reason" >"$OUT/failures.csv"
 echo "program,trace_sha256,baseline,time_measure,trace" >"$OUT/traces.csv"
-
-# ---- the programs -------------------------------------------------------------------
-# prog_P PREFIX...: run program P behind PREFIX (a timer and env, or allocrec),
-# its output on stdout.
-prog_sqlite() { "$@" sqlite3 :memory: <"$IN/sqlite.sql"; }
-prog_python() { "$@" $PY "$HERE/py_single.py" "$PY_N"; }
-prog_python-mt() { "$@" $PY "$HERE/py_threads.py" "$PYMT_N"; }
-prog_gcc() { "$@" gcc -O2 -c "$IN/gen.c" -o "$IN/gen.o" && sha256sum <"$IN/gen.o"; }
-
-free_port() {
-	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-
-# redis_up PREFIX...: start redis-server behind PREFIX on a free port, wait
-# until it answers; sets RPID (the pid PREFIX runs as) and RPORT. Returns 1,
-# saying why on stderr, when it does not answer within 10 s.
-redis_up() {
-	RPORT=$(free_port)
-	"$@" redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--daemonize no --dir "$IN" --logfile "$IN/redis.log" >/dev/null &
-	RPID=$!
-	for ((w = 0; w < 200; w++)); do
-		[ "$(redis-cli -p "$RPORT" ping 2>/dev/null)" = PONG ] && return 0
-		kill -0 $RPID 2>/dev/null || break
-		sleep 0.05
-	done
-	kill $RPID 2>/dev/null
-	wait $RPID 2>/dev/null
-	echo "redis-server did not answer on port $RPORT: $(tail -1 "$IN/redis.log")" >&2
-	return 1
-}
-redis_down() {
-	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1
-	wait $RPID || { echo "redis-server exited with status $? at shutdown" >&2; return 1; }
-}
 
 # failed P A R WHY: a real run that gave no figure, kept in failures.csv.
 failed() {

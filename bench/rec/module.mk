@@ -15,5 +15,10 @@ $(BENCH_STAMP_SIM): bench/rec/stamp_sim.c recorder/rec_stamp.h $(TRACE_LIB) | $(
 bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(REPLAY_BENCH) $(DEMO_SERVER) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/run.sh
 
+# Trace size against heaptrack's on bench-fidelity's real programs.
+.PHONY: bench-rec-size
+bench-rec-size: $(ALLOCREC) $(REC_SHIM) $(ALLOCTRACE)
+	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/sizes.sh
+
 ALL_TARGETS += $(BENCH_REC) $(BENCH_STAMP_SIM)
-BENCHES += bench-rec
+BENCHES += bench-rec bench-rec-size

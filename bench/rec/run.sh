@@ -16,6 +16,9 @@
 # CPU time of its own threads per call: the recorder's cost on the program's
 # threads, apart from its writer thread's, which a busy machine moves less
 # than wall time (the "thread ns/call" and "+ns/event" columns).
+# REC_OLD=PATH adds a row "allocrec (old)" run with another build's allocrec
+# (e.g. the previous commit's), interleaved with the others: before and
+# after in one run.
 # SAMPLING=1 (the default) ends with the fidelity check of the recorder's
 # clock sampling: traces recorded with --time-every=1 (every call reads the
 # clock) of the 2-thread workload, demo_server and a 4-thread Python, their
@@ -37,6 +40,8 @@ if ! command -v heaptrack >/dev/null && [ "$(id -u)" = 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq heaptrack >/dev/null 2>&1
 fi
 modes="bare paused allocrec stream stacks"
+REC_OLD=${REC_OLD:-}
+[ -n "$REC_OLD" ] && modes="bare old allocrec paused stream stacks"
 command -v gdb >/dev/null && modes="$modes attach" || echo "gdb not installed: the allocrec -p row is skipped"
 command -v heaptrack >/dev/null && modes="$modes heaptrack" || echo "heaptrack not installed: skipped"
 command -v memusage >/dev/null && modes="$modes memusage" || echo "memusage not installed: skipped"
@@ -81,6 +86,7 @@ one_run() {
 	bare) wall "$WL" $th $EVENTS $sz ;;
 	paused) wall "$REC" -q --paused -o "$out/t.zst" "$WL" $th $EVENTS $sz ;; # loaded, no window
 	allocrec) wall "$REC" -q -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
+	old) wall "$REC_OLD" -q -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stream) wall stream_to "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	stacks) wall "$REC" -q --stacks -o "$out/t.zst" "$WL" $th $EVENTS $sz ;;
 	attach) attached "$out" $th $EVENTS $sz ;;
@@ -95,7 +101,7 @@ one_run() {
 bytes_per_event() { # mode
 	local f
 	case $1 in
-	allocrec|stacks|stream|attach)
+	allocrec|old|stacks|stream|attach)
 		f=$T/out-$1/t.zst
 		awk -v b=$(stat -c %s "$f") -v e=$("$AT" info "$f" --json | sed 's/.*"events":\([0-9]*\).*/\1/') \
 			-v d=$("$AT" info "$f" --json | grep -o '"dropped_events":[0-9]*' | cut -d: -f2) \
@@ -121,6 +127,7 @@ for sz in $SIZES; do
 			med=$(median <"$T/$mode.times")
 			label=$mode; [ $mode = stacks ] && label="allocrec --stacks"; [ $mode = stream ] && label="allocrec -o - |cat"
 			[ $mode = paused ] && label="allocrec --paused"; [ $mode = attach ] && label="allocrec -p PID"
+			[ $mode = old ] && label="allocrec (old)"
 			cpu=$( [ -s "$T/$mode.cpu" ] && median <"$T/$mode.cpu")
 			[ -n "$cpu" ] && extra=$(awk -v a=$cpu -v b=$cbase 'BEGIN{printf "%+.1f", a-b}') || { cpu=-; extra=-; }
 			printf '%-18s %-5s %7d %10.3f %8.2fx %12s %16s %10s\n' "$label" $sz $th $med \

@@ -1,0 +1,56 @@
+# bench/fidelity/programs.sh — the real programs of make bench-fidelity, sourced
+# by bench/fidelity/run.sh and bench/rec/sizes.sh (make bench-rec-size), so
+# both run exactly the same commands on the same inputs. The caller sets
+# HERE (this directory), IN (a directory for the inputs), PY (the Python to
+# run: /usr/bin/python3, never a pyenv shim) and the sizes SQLITE_ROWS, PY_N,
+# PYMT_N, GCC_FUNCS, REDIS_REQ.
+
+# make_inputs: sqlite.sh's script and gen_c.py's C file, in $IN.
+make_inputs() {
+	sh "$HERE/sqlite.sh" "$SQLITE_ROWS" >"$IN/sqlite.sql" && $PY "$HERE/gen_c.py" "$GCC_FUNCS" >"$IN/gen.c"
+}
+
+# prog_P PREFIX...: run program P behind PREFIX (a timer and env, or allocrec),
+# its output on stdout.
+prog_sqlite() { "$@" sqlite3 :memory: <"$IN/sqlite.sql"; }
+prog_python() { "$@" $PY "$HERE/py_single.py" "$PY_N"; }
+prog_python-mt() { "$@" $PY "$HERE/py_threads.py" "$PYMT_N"; }
+prog_gcc() { "$@" gcc -O2 -c "$IN/gen.c" -o "$IN/gen.o" && sha256sum <"$IN/gen.o"; }
+# prog_cc1 PREFIX...: the compiler proper of prog_gcc alone (the command gcc
+# -### gives), writing its assembly to $IN/gen.s: for recorders that do not
+# follow the driver's children.
+prog_cc1() {
+	local cmd
+	cmd=$(gcc -### -O2 -c "$IN/gen.c" -o "$IN/gen.o" 2>&1 | grep -m1 '/cc1 ') || return 1
+	eval "set -- \"\$@\" $(echo "$cmd" | sed 's| -o [^ ]*| -o "$IN/gen.s"|')"
+	"$@"
+}
+
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+
+# redis_up PREFIX...: start redis-server behind PREFIX on a free port, wait
+# until it answers; sets RPID (the pid PREFIX runs as) and RPORT. Returns 1,
+# saying why on stderr, when it does not answer within 10 s.
+redis_up() {
+	RPORT=$(free_port)
+	"$@" redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no --dir "$IN" --logfile "$IN/redis.log" >/dev/null &
+	RPID=$!
+	for ((w = 0; w < 200; w++)); do
+		[ "$(redis-cli -p "$RPORT" ping 2>/dev/null)" = PONG ] && return 0
+		kill -0 $RPID 2>/dev/null || break
+		sleep 0.05
+	done
+	kill $RPID 2>/dev/null
+	wait $RPID 2>/dev/null
+	echo "redis-server did not answer on port $RPORT: $(tail -1 "$IN/redis.log")" >&2
+	return 1
+}
+redis_down() {
+	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1
+	wait $RPID || { echo "redis-server exited with status $? at shutdown" >&2; return 1; }
+}
+
