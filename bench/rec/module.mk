@@ -12,7 +12,7 @@ $(BENCH_STAMP_SIM): bench/rec/stamp_sim.c recorder/rec_stamp.h $(TRACE_LIB) | $(
 	$(Q)$(CC) $(CFLAGS_OUR) -Irecorder $(LDFLAGS_OUR) -o $@ $< $(TRACE_LDLIBS)
 
 .PHONY: bench-rec
-bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(REPLAY_BENCH) $(DEMO_SERVER) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
+bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(BUILD)/bin/bench_replay_compile $(DEMO_SERVER) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/run.sh
 
 # Trace size against heaptrack's on bench-fidelity's real programs.
