@@ -4,11 +4,16 @@
  *
  *   bench_format [EVENTS] [THREADS] [LEVEL] [KEEP]  (default 10000000 1 1)
  *   KEEP: write the trace there and keep it, instead of a removed temp file
+ *   bench_format --phases [EVENTS]  where the time of one thread's blocks goes
  *
  * Events are generated in chunks outside the timed window; the encode time
  * covers ar_evbuf_append, zstd compression and write(2) to a file in
  * $TMPDIR; decode covers ar_reader_open plus iterating every event, in file
  * order and in merged (sequence) order. One core: all on the calling thread.
+ *
+ * Each rate is given twice: by wall time, and by the process's CPU time
+ * (user + system, so write(2), read(2) and page faults count), which a busy
+ * shared machine inflates far less than it inflates wall time.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,18 +21,137 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ar_trace.h"
+#include <zstd.h>
+
+#include "format.h" /* --phases times the codec's internals one by one */
 #include "synth.h"
 
-static double now(void)
+typedef struct {
+	double wall, cpu;
+} stamp_t;
+
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static stamp_t now(void) { return (stamp_t){clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)}; }
+
+/* Add the time since t0 to *acc. */
+static void since(stamp_t *acc, stamp_t t0)
+{
+	stamp_t t = now();
+	acc->wall += t.wall - t0.wall;
+	acc->cpu += t.cpu - t0.cpu;
+}
+
+static void rate(const char *what, size_t n, stamp_t t)
+{
+	printf("  %-23s %8.1f M events/s  (%.1f by CPU time)\n", what, (double)n / t.wall / 1e6,
+	       (double)n / t.cpu / 1e6);
+}
+
+static void *std_alloc(void *opaque, size_t n)
+{
+	(void)opaque;
+	return malloc(n);
+}
+
+static void std_free(void *opaque, void *p)
+{
+	(void)opaque;
+	free(p);
+}
+
+static double thread_cpu(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+
+/* --phases: the same stream on one thread, block by block, each step timed
+ * alone by CPU time: ar_evbuf_append, ar_enc_events, zstd level 1 (the
+ * writer's parameters), then zstd decompression and ar_evdec_next over the
+ * block. No file, no reader: what each part of the codec costs. */
+static int phases(size_t total)
+{
+	ar_synth_t s;
+	ar_synth_init(&s, 1, 42);
+	ar_mem_t mem = {std_alloc, std_free, NULL};
+	ar_enc_t enc;
+	size_t bound = ar_enc_bound(AR_EVBUF_MAX_EVENTS), cbound = ZSTD_compressBound(bound);
+	uint8_t *slots = malloc(AR_EVBUF_MAX_BYTES), *raw = malloc(bound), *comp = malloc(cbound),
+		*back = malloc(bound);
+	ar_event_t *evs = malloc(AR_EVBUF_MAX_EVENTS * sizeof *evs);
+	uint64_t *hist = malloc(2 * AR_EVBUF_MAX_EVENTS * sizeof *hist);
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	if (!slots || !raw || !comp || !back || !evs || !hist || !cc || !dc || ar_enc_init(&enc, &mem)) {
+		fprintf(stderr, "bench_format: out of memory\n");
+		return 2;
+	}
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 1);
+	ar_header_t h;
+	ar_header_init(&h);
+	h.time_unit_ns = AR_TIME_UNIT_NS;
+	double t[5] = {0};
+	uint64_t raw_bytes = 0, comp_bytes = 0;
+	for (size_t done = 0; done < total;) {
+		size_t n = 0;
+		while (n < AR_EVBUF_MAX_EVENTS - 1 && done + n < total)
+			ar_synth_next(&s, 0, &evs[n++]);
+		ar_evbuf_t b;
+		ar_evbuf_reset(&b, slots, AR_EVBUF_MAX_BYTES, 0, 100);
+		double t0 = thread_cpu();
+		for (size_t i = 0; i < n; i++)
+			ar_evbuf_append(&b, &evs[i]);
+		double t1 = thread_cpu();
+		size_t len = ar_enc_events(&enc, &b, raw);
+		double t2 = thread_cpu();
+		size_t c = ZSTD_compress2(cc, comp, cbound, raw, len);
+		double t3 = thread_cpu();
+		size_t got = ZSTD_isError(c) ? c : ZSTD_decompressDCtx(dc, back, bound, comp, c);
+		double t4 = thread_cpu();
+		const uint8_t *p = back, *end = back + len;
+		uint64_t type, rec_len;
+		ar_evdec_t d;
+		char why[200] = "";
+		size_t k = 0;
+		ar_event_t e;
+		if (got == len && !ar_get_varint(&p, end, &type) && !ar_get_varint(&p, end, &rec_len) &&
+		    !ar_evdec_open(&d, p, end, &h, why, sizeof why)) {
+			d.ins = hist;
+			d.outs = hist + d.count;
+			while (ar_evdec_next(&d, &e, why, sizeof why) == 1)
+				k++;
+		}
+		double t5 = thread_cpu();
+		if (k != n) {
+			fprintf(stderr, "bench_format: block decoded to %zu of %zu events: %s\n", k, n, why);
+			return 2;
+		}
+		t[0] += t1 - t0, t[1] += t2 - t1, t[2] += t3 - t2, t[3] += t4 - t3, t[4] += t5 - t4;
+		raw_bytes += len, comp_bytes += c;
+		done += n;
+	}
+	double ns = 1e9 / (double)total;
+	printf("format phases: %zu events, 1 thread, zstd level 1; ns per event, thread CPU time\n", total);
+	printf("  append %.1f, encode %.1f, zstd compress %.1f | zstd decompress %.1f, decode %.1f\n", t[0] * ns,
+	       t[1] * ns, t[2] * ns, t[3] * ns, t[4] * ns);
+	printf("  raw %.2f bytes/event, compressed %.2f\n", (double)raw_bytes / (double)total,
+	       (double)comp_bytes / (double)total);
+	ZSTD_freeCCtx(cc);
+	ZSTD_freeDCtx(dc);
+	ar_enc_free(&enc, &mem);
+	free(slots), free(raw), free(comp), free(back), free(evs), free(hist);
+	ar_synth_free(&s);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--phases") == 0)
+		return phases(argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000);
 	size_t total = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
 	uint32_t nthreads = argc > 2 ? (uint32_t)atoi(argv[2]) : 1;
 	int level = argc > 3 ? atoi(argv[3]) : 1;
@@ -61,12 +185,12 @@ int main(int argc, char **argv)
 	for (uint32_t t = 0; t < nthreads; t++)
 		ar_evbuf_reset(&bufs[t], mem + (size_t)t * AR_EVBUF_MAX_BYTES, AR_EVBUF_MAX_BYTES, t, 100 + t);
 
-	double enc = 0;
+	stamp_t enc = {0, 0};
 	for (size_t done = 0; done < total;) {
 		size_t n = total - done < chunk ? total - done : chunk;
 		for (size_t i = 0; i < n; i++)
 			ar_synth_next(&s, (uint32_t)(ar_synth_rand(&s) % nthreads), &evs[i]);
-		double t0 = now();
+		stamp_t t0 = now();
 		for (size_t i = 0; i < n; i++) {
 			ar_evbuf_t *b = &bufs[evs[i].thread];
 			if (ar_evbuf_append(b, &evs[i]) == AR_EFULL) {
@@ -78,18 +202,18 @@ int main(int argc, char **argv)
 				ar_evbuf_append(b, &evs[i]);
 			}
 		}
-		enc += now() - t0;
+		since(&enc, t0);
 		done += n;
 	}
-	double t0 = now();
+	stamp_t t0 = now();
 	for (uint32_t t = 0; t < nthreads; t++)
 		ar_writer_write_events(w, &bufs[t], &err);
 	uint64_t bytes = ar_writer_bytes(w);
 	ar_writer_close(w, s.time_ns, 1, &err);
-	enc += now() - t0;
+	since(&enc, t0);
 	close(fd);
 
-	double dec[2];
+	stamp_t dec[2] = {{0, 0}, {0, 0}};
 	for (int merged = 0; merged < 2; merged++) {
 		t0 = now();
 		ar_reader_t *r;
@@ -102,7 +226,7 @@ int main(int argc, char **argv)
 		int rc;
 		while ((rc = merged ? ar_reader_next_merged(r, &e) : ar_reader_next(r, &e)) == 1)
 			n++;
-		dec[merged] = now() - t0;
+		since(&dec[merged], t0);
 		if (rc != 0 || n != total || ar_reader_status(r) != AR_STATUS_COMPLETE) {
 			fprintf(stderr, "bench_format: read back %zu of %zu events: %s\n", n, total,
 				ar_reader_error(r)->msg);
@@ -113,9 +237,9 @@ int main(int argc, char **argv)
 	if (argc <= 4)
 		unlink(path);
 	printf("format: %zu events, %u thread(s), zstd level %d\n", total, nthreads, level);
-	printf("  encode+compress+write   %8.1f M events/s\n", (double)total / enc / 1e6);
-	printf("  decode (file order)     %8.1f M events/s\n", (double)total / dec[0] / 1e6);
-	printf("  decode (merged order)   %8.1f M events/s\n", (double)total / dec[1] / 1e6);
+	rate("encode+compress+write", total, enc);
+	rate("decode (file order)", total, dec[0]);
+	rate("decode (merged order)", total, dec[1]);
 	printf("  size                    %8.2f bytes/event (%llu bytes)\n", (double)bytes / (double)total,
 	       (unsigned long long)bytes);
 	free(evs);

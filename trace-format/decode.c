@@ -4,10 +4,14 @@
  * bits clear, sequence numbers strictly increasing within the thread,
  * pointer references inside the history, no varint past its column, and at
  * the end every column used up exactly.
+ *
+ * Two paths decode the same bytes to the same events: the fast one of
+ * evdec_fast.h for the common events, and the checked one below for the
+ * rest and for every error message.
  */
 #include <stdio.h>
 
-#include "format.h"
+#include "evdec_fast.h"
 
 #define BAD(...)                                     \
 	do {                                         \
@@ -45,6 +49,15 @@ int ar_evdec_open(ar_evdec_t *d, const uint8_t *p, const uint8_t *end, const ar_
 	d->thread = (uint32_t)thread;
 	d->os_tid = os_tid;
 	d->count = (uint32_t)count;
+	for (int c = 0; c < AR_NCOLS; c++)
+		d->fast_end[c] = d->col_end[c] - d->col[c] >= FAST_MARGIN ? (uintptr_t)(d->col_end[c] - FAST_MARGIN) : 0;
+	d->time_max = UINT64_MAX / hdr->time_unit_ns;
+	for (unsigned h = 0; h < 256; h++) {
+		unsigned op = h & AR_EV_OP_MASK, f = hdr->ops[op].fields & AR_F_ALL;
+		if (op && op <= AR_OP_MAX_KNOWN && hdr->ops[op].name[0] && !(h & AR_EV_ERROR) &&
+		    (!(h & AR_EV_NULL_RESULT) || (f & AR_F_RESULT)))
+			d->fast_fields[h] = (uint8_t)(FAST_OK | f);
+	}
 	return 0;
 }
 
@@ -77,7 +90,8 @@ static inline __attribute__((always_inline)) int get_pointer(ar_evdec_t *d, uint
 	return 0;
 }
 
-int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
+/* The checked path: decode one event from d's state, or say why not. */
+static __attribute__((noinline, cold)) int evdec_checked(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 {
 	if (d->seen == d->count) {
 		for (int c = 0; c < AR_NCOLS; c++)
@@ -163,4 +177,28 @@ int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
 	}
 	d->seen++;
 	return 1;
+}
+
+
+/* The fast path's long varints (evdec_fast.h); the checked path says why
+ * one is refused. */
+fvar_t ar_evdec_long(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80)
+			return (fvar_t){p, v};
+	}
+	return (fvar_t){NULL, 0};
+}
+
+int ar_evdec_next(ar_evdec_t *d, ar_event_t *e, char *why, size_t why_len)
+{
+	if (ar_evdec_fast(d, e))
+		return 1;
+	return evdec_checked(d, e, why, why_len);
 }

@@ -14,6 +14,8 @@
 
 /* Worst-case bytes per event of each column (SPEC 5.2). */
 static const size_t col_max[AR_NCOLS] = {1, 20, 10, 22, 23, 5};
+/* put_varint may store one byte past a column's last varint. */
+#define COL_SLACK 16
 
 /* 32768 entries: a block has at most 2 x 16384 pointers, but distinct
  * addresses are far fewer in practice; past 3/4 load new addresses are
@@ -25,7 +27,7 @@ int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem)
 {
 	memset(enc, 0, sizeof *enc);
 	for (int c = 0; c < AR_NCOLS; c++)
-		if (!(enc->col[c] = mem->alloc(mem->opaque, col_max[c] * AR_EVBUF_MAX_EVENTS)))
+		if (!(enc->col[c] = mem->alloc(mem->opaque, col_max[c] * AR_EVBUF_MAX_EVENTS + COL_SLACK)))
 			return AR_ENOMEM;
 	size_t n = (size_t)1 << MAP_BITS;
 	if (!(enc->map = mem->alloc(mem->opaque, n * sizeof *enc->map)))
@@ -51,14 +53,25 @@ size_t ar_enc_bound(uint32_t n)
 	return b;
 }
 
-static unsigned varint_len(uint64_t v)
+/* Bytes of v as a varint: 7 bits a byte, without a loop. */
+static inline unsigned varint_len(uint64_t v)
 {
-	unsigned n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	return (bits * 37 + 219) >> 8; /* ceil(bits / 7) for bits 1..64 */
+}
+
+/* ar_put_varint with values below 2^14 (nearly all) inline and without a
+ * branch on their length: both bytes are stored, the second is kept only
+ * when needed (COL_SLACK bytes past each column absorb the last one). */
+static inline __attribute__((always_inline)) uint8_t *put_varint(uint8_t *q, uint64_t v)
+{
+	if (__builtin_expect(v < 0x4000, 1)) {
+		unsigned two = v >= 0x80;
+		q[0] = (uint8_t)(v | two << 7);
+		q[1] = (uint8_t)(v >> 7);
+		return q + 1 + two;
 	}
-	return n;
+	return ar_put_varint(q, v);
 }
 
 static inline uint32_t map_slot(uint64_t addr)
@@ -68,7 +81,7 @@ static inline uint32_t map_slot(uint64_t addr)
 
 /* The map entry for addr in this block's generation, created if absent;
  * a scratch entry (never found again) once the map is 3/4 full. */
-static ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr, ar_ptr_entry_t *scratch)
+static inline __attribute__((always_inline)) ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr, ar_ptr_entry_t *scratch)
 {
 	for (uint32_t i = map_slot(addr);; i = (i + 1) & enc->map_mask) {
 		ar_ptr_entry_t *m = &enc->map[i];
@@ -88,19 +101,20 @@ static ar_ptr_entry_t *map_entry(ar_enc_t *enc, uint64_t addr, ar_ptr_entry_t *s
 
 /* Code pointer p (SPEC 5.4). `ref` is 1 + its index in the other history
  * (0 = not there), `nother` that history's length. */
-static uint8_t *put_pointer(uint8_t *q, uint64_t p, uint64_t prev, uint32_t ref, uint32_t nother)
+static inline __attribute__((always_inline)) uint8_t *put_pointer(uint8_t *q, uint64_t p, uint64_t prev, uint32_t ref,
+								  uint32_t nother)
 {
 	uint64_t d = p - prev;
-	int aligned = (d & 15) == 0;
-	uint64_t dv = aligned ? ar_zigzag((int64_t)d >> 4) << 2 | AR_PTR_DELTA16 : 0;
-	unsigned dlen = aligned ? varint_len(dv) : 1 + varint_len(ar_zigzag((int64_t)d));
-	if (ref) {
-		uint64_t rv = (uint64_t)(nother - ref) << 1; /* k - 1, k = nother - (ref - 1) */
-		if (varint_len(rv) <= dlen)
-			return ar_put_varint(q, rv);
+	uint64_t rv = (uint64_t)(nother - ref) << 1; /* k - 1, k = nother - (ref - 1) */
+	if (__builtin_expect((d & 15) == 0, 1)) {
+		/* The common case, the shorter of reference and 16-byte delta
+		 * chosen without a branch (which one wins is random). */
+		uint64_t dv = ar_zigzag((int64_t)d >> 4) << 2 | AR_PTR_DELTA16;
+		int use_ref = (ref != 0) & (varint_len(rv) <= varint_len(dv));
+		return put_varint(q, use_ref ? rv : dv);
 	}
-	if (aligned)
-		return ar_put_varint(q, dv);
+	if (ref && varint_len(rv) <= 1 + varint_len(ar_zigzag((int64_t)d)))
+		return put_varint(q, rv);
 	*q++ = AR_PTR_DELTA;
 	return ar_put_varint(q, ar_zigzag((int64_t)d));
 }
@@ -118,60 +132,73 @@ size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 	ar_ptr_entry_t scratch;
 	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
 	uint32_t nin = 0, nout = 0;
-	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data;
-	for (uint32_t i = 0; i < b->nslots; i++, s++) {
+	uint8_t *qo = q[AR_COL_OPS], *qs = q[AR_COL_SEQ], *qt = q[AR_COL_TIME], *qp = q[AR_COL_PTR],
+		*qa = q[AR_COL_ARGS], *qk = q[AR_COL_STACK];
+	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data, *end = s + b->nslots;
+	for (; s < end; s++) {
 		/* The map is bigger than L2: fetch the entries a few events ahead. */
-		if (i + 4 < b->nslots) {
+		if (s + 4 < end) {
 			__builtin_prefetch(&enc->map[map_slot(s[4].ptr)]);
 			__builtin_prefetch(&enc->map[map_slot(s[4].result)]);
 		}
-		unsigned f = ar_known_op_fields[s->op];
-		uint8_t h = s->op;
+		unsigned op = s->op, f = ar_known_op_fields[op], sized = s->sized;
+		unsigned h = op;
 		/* SPEC 5.1: an event with an old_size is written as its sized op. */
-		uint64_t old_size = 0;
-		if (s->sized) {
-			h = (uint8_t)ar_sized_code(s->op);
-			old_size = s->op == AR_OP_FREE ? s->size : s->op == AR_OP_REALLOC ? s->aux : s[1].seq;
-		}
+		if (__builtin_expect(sized, 0))
+			h = ar_sized_code(op);
 		if (s->stack)
 			h |= AR_EV_STACK;
 		if ((f & AR_F_RESULT) && s->result == 0)
 			h |= AR_EV_NULL_RESULT | (s->error ? AR_EV_ERROR : 0);
-		*q[AR_COL_OPS]++ = h;
-		q[AR_COL_SEQ] = ar_put_varint(q[AR_COL_SEQ], s->seq - prev_seq - 1);
+		*qo++ = (uint8_t)h;
+		qs = put_varint(qs, s->seq - prev_seq - 1);
 		prev_seq = s->seq;
 		if (f & AR_F_SEQ2) {
-			q[AR_COL_SEQ] = ar_put_varint(q[AR_COL_SEQ], s->seq2 - s->seq - 1);
+			qs = put_varint(qs, s->seq2 - s->seq - 1);
 			prev_seq = s->seq2;
 		}
 		uint64_t t = s->time_ns >> AR_TIME_UNIT_SHIFT;
-		q[AR_COL_TIME] = ar_put_varint(q[AR_COL_TIME], ar_zigzag((int64_t)(t - prev_time)));
+		qt = put_varint(qt, ar_zigzag((int64_t)(t - prev_time)));
 		prev_time = t;
 		if (f & AR_F_PTR) {
 			ar_ptr_entry_t *m = map_entry(enc, s->ptr, &scratch);
-			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->ptr, prev_ptr, m->last_out, nout);
+			qp = put_pointer(qp, s->ptr, prev_ptr, m->last_out, nout);
 			m->last_in = (uint16_t)++nin;
 			prev_ptr = s->ptr;
 		}
-		if (s->sized) /* old_size in the align field: before count and size */
-			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], old_size);
-		if ((f & (AR_F_ALIGN | AR_F_COUNT)) && !(s->sized && s->op == AR_OP_REALLOC))
-			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->aux);
-		if ((f & AR_F_SIZE) && !(s->sized && s->op == AR_OP_FREE))
-			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
+		if (__builtin_expect(sized, 0)) {
+			/* old_size in the align field: before count and size */
+			uint64_t old_size = op == AR_OP_FREE ? s->size : op == AR_OP_REALLOC ? s->aux : s[1].seq;
+			qa = put_varint(qa, old_size);
+			if ((f & (AR_F_ALIGN | AR_F_COUNT)) && op != AR_OP_REALLOC)
+				qa = put_varint(qa, s->aux);
+			if ((f & AR_F_SIZE) && op != AR_OP_FREE)
+				qa = put_varint(qa, s->size);
+		} else {
+			if (f & (AR_F_ALIGN | AR_F_COUNT))
+				qa = put_varint(qa, s->aux);
+			if (f & AR_F_SIZE)
+				qa = put_varint(qa, s->size);
+		}
 		if (h & AR_EV_ERROR)
-			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->error);
+			qa = put_varint(qa, s->error);
 		if ((f & AR_F_RESULT) && s->result) {
 			ar_ptr_entry_t *m = map_entry(enc, s->result, &scratch);
-			q[AR_COL_PTR] = put_pointer(q[AR_COL_PTR], s->result, prev_ptr, m->last_in, nin);
+			qp = put_pointer(qp, s->result, prev_ptr, m->last_in, nin);
 			m->last_out = (uint16_t)++nout;
 			prev_ptr = s->result;
 		}
 		if (s->stack)
-			q[AR_COL_STACK] = ar_put_varint(q[AR_COL_STACK], s->stack);
-		if (s->sized && s->op == AR_OP_REALLOCARRAY) /* its second slot */
-			i++, s++;
+			qk = put_varint(qk, s->stack);
+		if (__builtin_expect(sized, 0) && op == AR_OP_REALLOCARRAY) /* its second slot */
+			s++;
 	}
+	q[AR_COL_OPS] = qo;
+	q[AR_COL_SEQ] = qs;
+	q[AR_COL_TIME] = qt;
+	q[AR_COL_PTR] = qp;
+	q[AR_COL_ARGS] = qa;
+	q[AR_COL_STACK] = qk;
 
 	/* Body: thread, os tid, count, then each column as length + bytes. */
 	uint8_t head[64], *p = head;

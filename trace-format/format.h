@@ -189,6 +189,15 @@ typedef struct ar_evdec {
 	uint64_t *ins, *outs; /* pointer histories, room for `count` each */
 	uint32_t nin, nout;
 	const ar_header_t *hdr; /* op table and time unit */
+	/* the fast path's (evdec_fast.h), set by ar_evdec_open: per column the last
+	 * position from which one event's varints cannot run past its end
+	 * (0: the column is too short, always the checked path); the largest
+	 * running time (SPEC 5.3); per op byte its op's field mask with bit 7
+	 * set when the fast path may decode it (a v1 op the header names, no
+	 * error code, a null-result flag only on an op with a result). */
+	uintptr_t fast_end[AR_NCOLS];
+	uint64_t time_max;
+	uint8_t fast_fields[256];
 } ar_evdec_t;
 
 /* Parse the head of an EVENTS record body [p, end): thread, OS tid, count

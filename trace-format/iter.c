@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "evdec_fast.h"
 #include "reader_int.h"
 
 /* Decompress c's current block and position its decoder on the first event. */
@@ -50,6 +51,10 @@ static int cursor_open_block(ar_reader_t *r, cursor_t *c)
  * has_ev set or cleared, or a negative code. */
 static int cursor_step(ar_reader_t *r, cursor_t *c, int64_t next)
 {
+	if (__builtin_expect(c->dec.seen != 0, 1) && ar_evdec_fast(&c->dec, &c->ev)) {
+		c->has_ev = 1;
+		return 0;
+	}
 	const block_t *b = &r->blocks[c->block];
 	char why[200];
 	int got = ar_evdec_next(&c->dec, &c->ev, why, sizeof why);
@@ -94,7 +99,9 @@ void ar_reader_rewind(ar_reader_t *r)
 	r->iter_error = 0;
 }
 
-int ar_reader_next(ar_reader_t *r, ar_event_t *e)
+/* ar_reader_next past its fast path: the first event of a block, the end of
+ * one, anything the checked decoder must look at, and errors. */
+static __attribute__((noinline)) int reader_next_slow(ar_reader_t *r, ar_event_t *e)
 {
 	if (r->iter_error)
 		return r->iter_error;
@@ -130,6 +137,16 @@ int ar_reader_next(ar_reader_t *r, ar_event_t *e)
 		c->block = (size_t)c->block + 1 < r->nblocks ? c->block + 1 : -1;
 	}
 	return 0;
+}
+
+int ar_reader_next(ar_reader_t *r, ar_event_t *e)
+{
+	/* The common event: inside a decoded block, past its first event (the
+	 * one checked against the descriptor), decoded inline. */
+	cursor_t *c = &r->file_cur;
+	if (__builtin_expect(c->decoded && c->dec.seen && !r->iter_error, 1) && ar_evdec_fast(&c->dec, e))
+		return 1;
+	return reader_next_slow(r, e);
 }
 
 /* ---- merged order ---------------------------------------------------------- */
@@ -186,7 +203,9 @@ static int merged_start(ar_reader_t *r)
 	return 0;
 }
 
-int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
+/* ar_reader_next_merged past its fast path: starting, opening and finishing
+ * blocks, the checked decoder, errors. */
+static __attribute__((noinline)) int merged_next_slow(ar_reader_t *r, ar_event_t *e)
 {
 	if (r->iter_error)
 		return r->iter_error;
@@ -232,4 +251,24 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
 		return 1;
 	}
 	return 0;
+}
+
+int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
+{
+	/* The common event: the head cursor holds its next event, in order,
+	 * and the one after it decodes inline from the same block. */
+	if (__builtin_expect(r->merged_started && r->heap_len && !r->iter_error, 1)) {
+		cursor_t *c = &r->curs[r->heap[0]];
+		if (__builtin_expect(c->has_ev && c->ev.seq > r->last_merged_seq && c->dec.seen, 1)) {
+			*e = c->ev;
+			if (__builtin_expect(ar_evdec_fast(&c->dec, &c->ev), 1)) {
+				r->last_merged_seq = e->seq;
+				if (r->heap_len > 1)
+					heap_down(r, 0);
+				return 1;
+			}
+			c->ev = *e; /* the fast path left it unspecified */
+		}
+	}
+	return merged_next_slow(r, e);
 }
