@@ -135,7 +135,7 @@ $(ALLOC_LARGE_TEST): $(call objs,$(ALLOC_LARGE_TEST_SRCS))
 $(BUILD)/obj/tests/unit/test_large.o: CFLAGS_OUR += -Iallocators -Iallocators/common
 # pool's lock-free free list (tests/unit/test_pool_list.c): the header alone.
 $(BUILD)/obj/tests/unit/test_pool_list.o: CFLAGS_OUR += -Iallocators -Iallocators/common -Iallocators/pool
-TSAN_TESTS += $(BUILD)/tests/test_pool_list
+TSAN_TESTS += $(BUILD)/tests/test_pool_list $(BUILD)/tests/test_large
 
 ALL_TARGETS += $(ALLOC_SOS) $(ALLOC_DEBUG_SOS) $(ALLOC_PREFIXED_SOS) $(ALLOC_REG_LIB) $(ALLOC_PRELOAD_BINS)
 UNIT_TESTS += $(ALLOC_REG_TEST)

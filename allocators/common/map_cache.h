@@ -5,18 +5,24 @@
  * neither a munmap/mmap pair nor faulting every page in again.
  *
  * Policy (the "why" is in map_cache.c):
- *   - a freed mapping is kept only while the cache stays within its bound,
- *       bound = min(ALLOCRR_LARGE_CACHE_MAX, live * ALLOCRR_LARGE_CACHE_PCT / 100)
- *     where live is the bytes of mappings handed out and not yet returned;
- *     above the bound the oldest entries are unmapped first, and a mapping
- *     larger than the bound is unmapped at once. With no large block live the
- *     bound is 0, so a program that frees its last large block holds nothing.
- *   - a request takes the smallest cached mapping at least as long and at
- *     most twice as long (the excess tail is unmapped: no splitting, nothing
- *     partial is kept), else the longest cached one of at least half the
- *     length, grown with mremap (its pages move, the new tail is fresh),
- *     else a fresh mapping.
- *   - at most AR_MCACHE_SLOTS entries; one lock, held for a table scan only,
+ *   - the cache is a set of free address ranges (freed mappings, merged
+ *     with the free ranges they touch); it holds at most
+ *       bound = min(ALLOCRR_LARGE_CACHE_MAX, live * ALLOCRR_LARGE_CACHE_PCT / 100,
+ *                   live_peak * ALLOCRR_LARGE_CACHE_PEAK_PCT / 100 - live)
+ *     where live is the bytes of mappings handed out and not yet returned and
+ *     live_peak the most ever live: live and cached bytes together stay
+ *     within 125 % (default) of the program's own peak of live large bytes;
+ *     above the bound the oldest range gives back its tail (or all of it)
+ *     first, and a freed mapping larger than the bound is unmapped at once.
+ *     With no large block live the bound is 0: nothing stays cached.
+ *   - a request takes the smallest range holding an aligned piece of its
+ *     length (best fit); what lies before and after the piece stays free.
+ *     Else the longest range is extended into the unmapped address space
+ *     right below or above it (only the missing pages are new). Else a
+ *     fresh mapping.
+ *   - a shrinking block gives its tail to the cache; a growing one takes
+ *     the free range right after it when there is one, else mremap.
+ *   - at most AR_MCACHE_SLOTS ranges; one lock, held for a table scan only,
  *     never across a system call.
  * The debug build caches nothing (by default), so a use after free of a
  * large block still faults there.
@@ -33,11 +39,12 @@
 
 #include "ar_alloc.h"
 
-#define AR_MCACHE_SLOTS 32
+#define AR_MCACHE_SLOTS 64
 
 /* Read ALLOCRR_LARGE_CACHE_MAX (bytes, default 64 MiB, 0 = no cache; debug
- * build default 0) and ALLOCRR_LARGE_CACHE_PCT (default 200, 0-1000). Once,
- * from the API's initialisation, after ar_os_init(). */
+ * build default 0), ALLOCRR_LARGE_CACHE_PCT (default 200, 0-1000) and
+ * ALLOCRR_LARGE_CACHE_PEAK_PCT (default 125, 100-1000). Once, from the API's
+ * initialisation, after ar_os_init(). */
 void ar_mcache_init(void);
 
 /*
@@ -58,9 +65,11 @@ void ar_mcache_put(void *p, size_t len);
 
 /*
  * Resize the handed-out mapping [p, p+old_len) to new_len bytes: in place
- * when the address space allows, else moved by mremap to a multiple of
+ * (a shrink gives the tail to the cache; a growth takes the free range
+ * after it, or extends the mapping), else moved by mremap to a multiple of
  * align (pages travel, nothing is copied). Returns the mapping's address, or
- * NULL with the mapping untouched.
+ * NULL with the mapping untouched (e.g. it spans two kernel mappings: the
+ * caller copies).
  */
 void *ar_mcache_resize(void *p, size_t old_len, size_t new_len, size_t align);
 
@@ -68,13 +77,15 @@ void *ar_mcache_resize(void *p, size_t old_len, size_t new_len, size_t align);
 typedef struct ar_mcache_info {
 	uint64_t max_bytes;    /* ALLOCRR_LARGE_CACHE_MAX */
 	uint64_t live_pct;     /* ALLOCRR_LARGE_CACHE_PCT */
+	uint64_t peak_pct;     /* ALLOCRR_LARGE_CACHE_PEAK_PCT */
 	uint64_t live_bytes;   /* handed out, not returned */
+	uint64_t live_peak;    /* the most ever handed out at once */
 	uint64_t cached_bytes; /* held in the cache now */
 	uint64_t cached_peak;  /* the most it ever held */
-	uint64_t entries;      /* mappings held now */
-	uint64_t hits;         /* gets served from the cache (exact, trimmed or grown) */
+	uint64_t entries;      /* free ranges held now */
+	uint64_t hits;         /* gets (and growths in place) served from free ranges */
 	uint64_t misses;       /* gets that mapped fresh memory */
-	uint64_t evictions;    /* mappings unmapped to stay within the bound */
+	uint64_t evictions;    /* ranges trimmed or unmapped to stay within the bound */
 	uint64_t rejected;     /* puts unmapped at once (bound too small) */
 } ar_mcache_info_t;
 

@@ -84,6 +84,29 @@ void *ar_os_map(size_t len)
 	return p;
 }
 
+void *ar_os_map_at(void *addr, size_t len)
+{
+#ifdef MAP_FIXED_NOREPLACE
+	int saved = errno;
+	void *p = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	errno = saved;
+	if (p == MAP_FAILED)
+		return NULL;
+	if (p != addr) { /* a kernel before 4.17 took the flag as a mere hint */
+		munmap(p, len);
+		errno = saved;
+		return NULL;
+	}
+	atomic_fetch_add_explicit(&os_mmaps, 1, memory_order_relaxed);
+	tally_add(len);
+	return p;
+#else
+	(void)addr;
+	(void)len;
+	return NULL;
+#endif
+}
+
 void ar_os_unmap(void *p, size_t len)
 {
 	int saved = errno;

@@ -31,6 +31,11 @@ void *ar_os_map(size_t len);
  * NULL on failure or when len + align overflows. */
 void *ar_os_map_aligned(size_t len, size_t align);
 
+/* Map len bytes exactly at addr (page-aligned) if nothing is mapped there,
+ * or return NULL without touching anything (MAP_FIXED_NOREPLACE); errno is
+ * preserved. */
+void *ar_os_map_at(void *addr, size_t len);
+
 /* Unmap [p, p+len); errno is preserved. */
 void ar_os_unmap(void *p, size_t len);
 

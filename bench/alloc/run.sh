@@ -11,6 +11,11 @@
 # replays a fifth of S4's default 10000 calls), and its thread count,
 # NAME[:OPS]@THREADS (alloctrace gen --threads; "D@4" is D on 4 threads, named
 # D-t4 in the tables); DEMO=0 leaves out demo_server.
+# OLD_LIBDIR=DIR also replays our four allocators from the libraries in DIR
+# (e.g. a build of the previous commit), interleaved with the current ones:
+# each repetition runs every allocator once from this build, then ours once
+# from DIR (ALLOCRR_LIBDIR), and the tables gain columns NAME-old, relative
+# to the same run's glibc.
 # The default list ends with two multi-threaded scenarios with more threads
 # than a 2-core machine has cores, so threads are preempted inside the
 # allocator: S1@4 (four threads churning 64-byte objects of one size class)
@@ -40,17 +45,33 @@ done
 
 echo "bench-alloc: ${#traces[@]} traces x every installed allocator x $REPEAT repetitions," \
 	"$(nproc) cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-"$B/bin/allocreplay" "${traces[@]}" --all --repeat "$REPEAT" --db "$DB" >"$T/replay.out" 2>&1
-rc=$?
+ours="pool arena tlscache freelist"
+allocs=$("$B/bin/allocreplay" --list | awk 'NR > 1 && $4 == "yes" {print $1}')
+if [ -z "${OLD_LIBDIR:-}" ]; then
+	"$B/bin/allocreplay" "${traces[@]}" --all --repeat "$REPEAT" --db "$DB" >"$T/replay.out" 2>&1
+	rc=$?
+else
+	OLD_DB=${OLD_DB:-${DB%.db}-old.db}
+	echo "old libraries: $OLD_LIBDIR (columns NAME-old), interleaved, $REPEAT repetitions"
+	rc=0
+	for r in $(seq "$REPEAT"); do
+		"$B/bin/allocreplay" "${traces[@]}" --all --repeat 1 --db "$DB" >>"$T/replay.out" 2>&1 || rc=$?
+		ALLOCRR_LIBDIR=$OLD_LIBDIR "$B/bin/allocreplay" "${traces[@]}" -a "$(echo $ours | tr ' ' ,)" \
+			--no-baseline --repeat 1 --db "$OLD_DB" >>"$T/replay-old.out" 2>&1 || rc=$?
+	done
+	allocs="$allocs $(for a in $ours; do echo "$a-old"; done)"
+fi
 [ $rc -eq 0 ] || echo "note: allocreplay exit $rc (some runs failed; their cells show their status)"
 
-allocs=$("$B/bin/allocreplay" --list | awk 'NR > 1 && $4 == "yes" {print $1}')
 # median of ops/s and of peak heap RSS per (trace, allocator), then ratios to glibc
-sqlite3 -batch -noheader -separator ' ' "$DB" \
-	"SELECT s.trace_name, s.allocator, s.status, s.ops_per_sec, s.peak_heap_rss_bytes, s.p99_ns,
+query="SELECT s.trace_name, s.allocator, s.status, s.ops_per_sec, s.peak_heap_rss_bytes, s.p99_ns,
 	        CASE WHEN r.ops > 0 THEN r.timed_ns * 1.0 / r.ops END
-	 FROM run_summary s JOIN runs r ON r.run_id = s.run_id ORDER BY s.trace_name, s.allocator" |
-awk -v allocs="$(echo $allocs)" -v order="$(for t in "${traces[@]}"; do basename "$t"; done | tr '\n' ' ')" '
+	 FROM run_summary s JOIN runs r ON r.run_id = s.run_id ORDER BY s.trace_name, s.allocator"
+{
+	sqlite3 -batch -noheader -separator ' ' "$DB" "$query"
+	[ -z "${OLD_LIBDIR:-}" ] || sqlite3 -batch -noheader -separator ' ' "$OLD_DB" "$query" | awk '{ $2 = $2 "-old"; print }'
+} |
+awk -v w="${OLD_LIBDIR:+12}" -v allocs="$(echo $allocs)" -v order="$(for t in "${traces[@]}"; do basename "$t"; done | tr '\n' ' ')" '
 function median(list,   n, a, i, j, t) {
 	n = split(list, a, ",")
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -65,6 +86,8 @@ function median(list,   n, a, i, j, t) {
 	cost[key] = cost[key] (cost[key] == "" ? "" : ",") $7
 }
 END {
+	if (w == "") w = 9
+	fs = " %" w "s"; fd = " %" w "d"; ff1 = " %" w ".1f"; ff2 = " %" w ".2f"
 	na = split(allocs, A, " ")
 	for (part = 1; part <= 4; part++) {
 		title = part == 1 ? "throughput relative to glibc (median ops/s over the replay, touching included; higher is faster)" : \
@@ -72,7 +95,7 @@ END {
 			part == 3 ? "p99 latency of all calls, ns (median over repetitions)" : \
 			"mean time inside the allocator per call, ns (timer overhead subtracted; median)"
 		printf "\n%s\n%-16s", title, "scenario"
-		for (i = 1; i <= na; i++) printf " %9s", A[i]
+		for (i = 1; i <= na; i++) printf fs, A[i]
 		printf "\n"
 		nt = split(order, names, " ")
 		for (x = 1; x <= nt; x++) {
@@ -81,13 +104,13 @@ END {
 			g = names[x] SUBSEP "glibc"
 			for (i = 1; i <= na; i++) {
 				k = names[x] SUBSEP A[i]
-				if (k in bad && !(k in ops)) { printf " %9s", bad[k]; continue }
-				if (!(k in ops)) { printf " %9s", "-"; continue }
+				if (k in bad && !(k in ops)) { printf fs, bad[k]; continue }
+				if (!(k in ops)) { printf fs, "-"; continue }
 				if (part == 1) v = (g in ops) ? median(ops[k]) / median(ops[g]) : 0
 				else if (part == 2) v = (g in mem && median(mem[g]) > 0) ? median(mem[k]) / median(mem[g]) : 0
 				else if (part == 3) v = median(p99[k])
 				else v = median(cost[k])
-				printf part == 3 ? " %9d" : part == 4 ? " %9.1f" : " %9.2f", v
+				printf part == 3 ? fd : part == 4 ? ff1 : ff2, v
 			}
 			printf "\n"
 		}
