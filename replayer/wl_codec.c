@@ -23,6 +23,9 @@
  * free 2-3 (docs/BENCHMARKS.md, "Traces larger than RAM", has the measured
  * bytes per event).
  *
+ * One op is encoded by ar_wl_encode_op (wl_codec.h), which the compiler
+ * calls as it emits each op and ar_wl_encode below calls over an array.
+ *
  * The decoder trusts nothing: a cut, an overlong varint, a kind out of
  * range, a slot that does not fit 32 bits, bytes left over or missing all
  * fail the segment.
@@ -30,48 +33,15 @@
 #include <string.h>
 
 #include "ar_varint.h"
+#include "wl_codec.h"
 #include "workload.h"
-
-enum { HAS_SLOT = 1u << 4, HAS_SIZE = 1u << 5, HAS_ARG = 1u << 6, HAS_FLAGS = 1u << 7 };
 
 size_t ar_wl_encode(const ar_wl_op_t *ops, uint32_t n, uint8_t *out)
 {
 	uint8_t *p = out;
-	uint32_t prev = 0;
-	uint64_t prev_sync = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const ar_wl_op_t *op = &ops[i];
-		uint8_t *head = p++;
-		unsigned b = op->kind & 0x0fu;
-		if (op->flags) {
-			b |= HAS_FLAGS;
-			*p++ = op->flags;
-		}
-		if (op->slot != AR_WL_NOSLOT) {
-			b |= HAS_SLOT;
-			if (op->kind < AR_WL_NCALLS) {
-				/* the difference as a 32-bit signed value: its zigzag fits 32 bits */
-				p = ar_put_varint(p, ar_zigzag((int32_t)(op->slot - prev)));
-				prev = op->slot;
-			} else {
-				p = ar_put_varint(p, op->slot);
-			}
-		}
-		if (op->size) {
-			b |= HAS_SIZE;
-			if (op->kind == AR_WL_SYNC) {
-				p = ar_put_varint(p, ar_zigzag((int64_t)(op->size - prev_sync)));
-				prev_sync = op->size;
-			} else {
-				p = ar_put_varint(p, op->size);
-			}
-		}
-		if (op->arg) {
-			b |= HAS_ARG;
-			p = ar_put_varint(p, op->arg);
-		}
-		*head = (uint8_t)b;
-	}
+	ar_wl_enc_t st = { 0, 0 };
+	for (uint32_t i = 0; i < n; i++)
+		p = ar_wl_encode_op(&st, ops[i].kind, ops[i].flags, ops[i].slot, ops[i].size, ops[i].arg, p);
 	return (size_t)(p - out);
 }
 
@@ -94,13 +64,13 @@ static int decode_checked(const uint8_t **pp, const uint8_t *end, ar_wl_op_t *op
 	if (op->kind >= AR_WL_NKINDS)
 		return -1;
 	op->flags = 0;
-	if (b & HAS_FLAGS) {
+	if (b & AR_WL_HAS_FLAGS) {
 		if (p == end)
 			return -1;
 		op->flags = *p++;
 	}
 	op->slot = AR_WL_NOSLOT;
-	if (b & HAS_SLOT) {
+	if (b & AR_WL_HAS_SLOT) {
 		if (ar_get_varint(&p, end, &v) != 0 || v > UINT32_MAX)
 			return -1;
 		if (op->kind < AR_WL_NCALLS) {
@@ -111,14 +81,14 @@ static int decode_checked(const uint8_t **pp, const uint8_t *end, ar_wl_op_t *op
 		}
 	}
 	op->size = 0;
-	if (b & HAS_SIZE) {
+	if (b & AR_WL_HAS_SIZE) {
 		if (ar_get_varint(&p, end, &op->size) != 0)
 			return -1;
 		if (op->kind == AR_WL_SYNC)
 			st->prev_sync = op->size = st->prev_sync + (uint64_t)ar_unzigzag(op->size);
 	}
 	op->arg = 0;
-	if ((b & HAS_ARG) && ar_get_varint(&p, end, &op->arg) != 0)
+	if ((b & AR_WL_HAS_ARG) && ar_get_varint(&p, end, &op->arg) != 0)
 		return -1;
 	*pp = p;
 	return 0;

@@ -19,9 +19,9 @@
  *     as displaced; the header's lost_blocks).
  * One stream per trace thread with events, at most AR_WL_MAX_THREADS (a
  * trace with more is refused, AR_ELIMIT); thread indices may be sparse.
- * Each stream collects its ops in a buffer of one segment; a full buffer
- * is encoded (wl_codec.c) and appended to the file, and hashed as it is
- * written. Nothing written is ever changed (a dependency is a SYNC before
+ * Each stream encodes its ops (wl_codec.h) into a buffer of one segment as
+ * it emits them; a full buffer is appended to the file, and hashed as it
+ * is written. Nothing written is ever changed (a dependency is a SYNC before
  * the op that has it, workload.h), so nothing grows with the trace in
  * memory but the segment index (16 bytes per segment). The index, the
  * thread table and the header come last; the header carries the content
@@ -58,6 +58,7 @@
 
 #include "ar_fullio.h"
 #include "wl_cache.h"
+#include "wl_codec.h"
 #include "wl_decode.h"
 #include "workload.h"
 
@@ -91,12 +92,15 @@ typedef struct comp {
 	ar_wl_header_t *hdr;
 	ar_wl_header_t hdr_mem;
 	ar_wl_thread_t *thr;
-	/* Output: per stream the ops of the segment being filled (pend[t],
-	 * npend[t] of hdr->seg_ops), its segments written, its prelude (held
-	 * whole: one op per pre-existing block, written at the end); the file,
-	 * where the next segment goes, the digest so far, an encoding buffer. */
-	ar_wl_op_t **pend;
-	uint32_t *npend;
+	/* Output: per stream the segment being filled, encoded as its ops are
+	 * emitted (npend[t] of hdr->seg_ops ops in pend_bytes[t] bytes at
+	 * pend[t], the encoder's state pend_st[t]), its segments written, its
+	 * prelude (held whole: one op per pre-existing block, written at the
+	 * end); the file, where the next segment goes, the digest so far, an
+	 * encoding buffer for the preludes. */
+	uint8_t **pend;
+	uint32_t *npend, *pend_bytes;
+	ar_wl_enc_t *pend_st;
 	seglist_t *segs;
 	ar_wl_op_t **pre_ops;
 	int fd;
@@ -119,7 +123,8 @@ typedef struct comp {
 	int window; /* the trace's header has AR_HDR_WINDOW */
 	cslot_t *slots;
 	uint32_t nslots, slots_cap;
-	flist_t gfree;   /* all free slots, oldest release first */
+	flist_t gfree;   /* all free slots, oldest release first; kept only with
+			  * more than one stream (with one it would be tfree[0]) */
 	flist_t *tfree;  /* per stream */
 	uint64_t gops;     /* ops emitted, all streams */
 	uint64_t *g_last;  /* per stream: gops after its last op */
@@ -156,11 +161,19 @@ static uint64_t live64(const comp_t *c)
 	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
 }
 
-/* The stream of trace thread `index`, or NONE32. */
-static uint32_t stream_of(const comp_t *c, uint32_t index)
+static uint32_t stream_sorted(const comp_t *c, uint32_t index);
+
+/* The stream of trace thread `index`, or NONE32. Once per event: inline. */
+static inline __attribute__((always_inline)) uint32_t stream_of(const comp_t *c, uint32_t index)
 {
 	if (c->tmap)
 		return index < c->tmap_len ? c->tmap[index] : NONE32;
+	return stream_sorted(c, index);
+}
+
+/* stream_of without a direct table: binary search of the sorted array. */
+static uint32_t stream_sorted(const comp_t *c, uint32_t index)
+{
 	size_t lo = 0, hi = c->nthr;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -212,8 +225,9 @@ static int out_write(comp_t *c, const void *buf, size_t n)
 	return 0;
 }
 
-/* Encode ops[0..n) as a segment at the end of the output, listed in l. */
-static int write_segment(comp_t *c, seglist_t *l, const ar_wl_op_t *ops, uint32_t n)
+/* Append n ops encoded in bytes[0..nbytes) as a segment at the end of the
+ * output, listed in l. */
+static int write_encoded(comp_t *c, seglist_t *l, const uint8_t *bytes, size_t nbytes, uint32_t n)
 {
 	if (l->n == l->cap) {
 		uint64_t cap = l->cap ? l->cap * 2 : 16;
@@ -225,11 +239,27 @@ static int write_segment(comp_t *c, seglist_t *l, const ar_wl_op_t *ops, uint32_
 		l->v = v;
 		l->cap = cap;
 	}
-	size_t bytes = ar_wl_encode(ops, n, c->enc);
-	l->v[l->n++] = (ar_wl_seg_t){ .offset = c->woff, .bytes = (uint32_t)bytes, .nops = n };
-	if (bytes > c->hdr->max_seg_bytes)
-		c->hdr->max_seg_bytes = (uint32_t)bytes;
-	return out_write(c, c->enc, bytes);
+	l->v[l->n++] = (ar_wl_seg_t){ .offset = c->woff, .bytes = (uint32_t)nbytes, .nops = n };
+	if (nbytes > c->hdr->max_seg_bytes)
+		c->hdr->max_seg_bytes = (uint32_t)nbytes;
+	return out_write(c, bytes, nbytes);
+}
+
+/* Encode ops[0..n) as a segment at the end of the output, listed in l. */
+static int write_segment(comp_t *c, seglist_t *l, const ar_wl_op_t *ops, uint32_t n)
+{
+	return write_encoded(c, l, c->enc, ar_wl_encode(ops, n, c->enc), n);
+}
+
+/* Write stream t's pending segment, if it has ops, and start a new one.
+ * Once per segment: out of line, so emit() stays small. */
+static __attribute__((noinline)) int flush_pending(comp_t *c, uint32_t t)
+{
+	if (c->npend[t] && write_encoded(c, &c->segs[t], c->pend[t], c->pend_bytes[t], c->npend[t]) != 0)
+		return -1;
+	c->npend[t] = c->pend_bytes[t] = 0;
+	c->pend_st[t] = (ar_wl_enc_t){ 0, 0 };
+	return 0;
 }
 
 /* Append an op to stream t; returns its index in the stream, or -1 when
@@ -240,13 +270,12 @@ static int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags, uint32
 		    uint64_t size, uint64_t arg)
 {
 	ar_wl_thread_t *th = &c->thr[t];
-	if (c->npend[t] == c->hdr->seg_ops) {
-		if (write_segment(c, &c->segs[t], c->pend[t], c->npend[t]) != 0)
-			return -1;
-		c->npend[t] = 0;
-	}
-	c->pend[t][c->npend[t]++] = (ar_wl_op_t){ .kind = (uint8_t)kind, .flags = (uint8_t)flags,
-						   .slot = slot, .size = size, .arg = arg };
+	if (c->npend[t] == c->hdr->seg_ops && flush_pending(c, t) != 0)
+		return -1;
+	uint8_t *at = c->pend[t] + c->pend_bytes[t];
+	c->pend_bytes[t] = (uint32_t)(ar_wl_encode_op(&c->pend_st[t], kind, flags, slot, size, arg, at) -
+				      c->pend[t]);
+	c->npend[t]++;
 	th->ops_by_kind[kind]++;
 	c->hdr->ops_by_kind[kind]++;
 	if (!(flags & AR_WL_F_DEP))
@@ -256,14 +285,22 @@ static int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags, uint32
 	return (int64_t)th->nops++;
 }
 
+static int dep_emit(comp_t *c, uint32_t t, const cslot_t *sl);
+
 /* Stream t is about to work on slot s. When the previous op on s ran on
  * another stream, t first waits until that stream has done it (a SYNC
- * flagged AR_WL_F_DEP). 0, or -1 when the output cannot be written. */
-static int dep_before(comp_t *c, uint32_t t, uint32_t s)
+ * flagged AR_WL_F_DEP). 0, or -1 when the output cannot be written. Once
+ * per op, and mostly nothing to do: the test inline, the rest not. */
+static inline __attribute__((always_inline)) int dep_before(comp_t *c, uint32_t t, uint32_t s)
 {
 	const cslot_t *sl = &c->slots[s];
 	if (sl->last_thread == NONE32 || sl->last_thread == t)
 		return 0;
+	return dep_emit(c, t, sl);
+}
+
+static int dep_emit(comp_t *c, uint32_t t, const cslot_t *sl)
+{
 	if (sl->live)
 		c->hdr->cross_thread_deps++;
 	else
@@ -323,7 +360,8 @@ static uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
 		h = c->gfree.head;
 	if (h != NONE32) {
 		fl_remove(c, &c->tfree[c->slots[h].last_thread], h, 0);
-		fl_remove(c, &c->gfree, h, 1);
+		if (c->nthr > 1)
+			fl_remove(c, &c->gfree, h, 1);
 		return h;
 	}
 	return slot_new(c);
@@ -356,7 +394,8 @@ static void slot_release(comp_t *c, uint32_t s, uint64_t seq)
 	sl->live = 0;
 	sl->released_seq = seq;
 	fl_push(c, &c->tfree[sl->last_thread], s, 0);
-	fl_push(c, &c->gfree, s, 1);
+	if (c->nthr > 1)
+		fl_push(c, &c->gfree, s, 1);
 }
 
 /* The live set's callback: block b now lives in slot b->tag. (A block
@@ -768,6 +807,8 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 	c->thr = calloc(n, sizeof *c->thr);
 	c->pend = calloc(n, sizeof *c->pend);
 	c->npend = calloc(n, sizeof *c->npend);
+	c->pend_bytes = calloc(n, sizeof *c->pend_bytes);
+	c->pend_st = calloc(n, sizeof *c->pend_st);
 	c->segs = calloc(n, sizeof *c->segs);
 	c->pre_ops = calloc(n, sizeof *c->pre_ops);
 	c->enc = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
@@ -776,7 +817,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 	if (c->tfree)
 		memset(c->tfree, 0xff, n * sizeof *c->tfree);
 	int rc = 0;
-	if (!c->thr || !c->pend || !c->npend || !c->segs || !c->pre_ops || !c->enc || !c->md || !c->tfree ||
+	if (!c->thr || !c->pend || !c->npend || !c->pend_bytes || !c->pend_st || !c->segs || !c->pre_ops || !c->enc || !c->md || !c->tfree ||
 	    EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	} else {
@@ -785,7 +826,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 			c->thr[i].trace_index = ti ? ti->index : 0;
 			/* the prelude comes first, filled by the second pass */
 			c->thr[i].prelude_ops = c->thr[i].nops = c->pre_count[i];
-			c->pend[i] = malloc((size_t)seg_ops * sizeof(ar_wl_op_t));
+			c->pend[i] = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
 			if (c->pre_count[i])
 				c->pre_ops[i] = calloc(c->pre_count[i], sizeof(ar_wl_op_t));
 			if (!c->pend[i] || (c->pre_count[i] && !c->pre_ops[i]))
@@ -813,7 +854,7 @@ static int finish_output(comp_t *c)
 	seglist_t *pre = calloc(c->nthr, sizeof *pre);
 	int rc = pre ? 0 : errf(c, AR_ENOMEM, "out of memory");
 	for (uint32_t t = 0; rc == 0 && t < c->nthr; t++) {
-		if (c->npend[t] && write_segment(c, &c->segs[t], c->pend[t], c->npend[t]) != 0)
+		if (flush_pending(c, t) != 0)
 			rc = FULL();
 		for (uint64_t k = 0; rc == 0 && k < c->pre_count[t]; k += h->seg_ops) {
 			uint64_t m = c->pre_count[t] - k < h->seg_ops ? c->pre_count[t] - k : h->seg_ops;
@@ -961,29 +1002,34 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 	uint64_t interval = (events + AR_WL_SAMPLES - 1) / AR_WL_SAMPLES;
 	if (interval < AR_WL_SAMPLE_MIN_EVENTS)
 		interval = AR_WL_SAMPLE_MIN_EVENTS;
-	uint64_t k = 0;
-	ar_event_t e;
+	uint64_t k = 0, sample_in = interval;
+	const ar_event_t *e;
 	int more;
 	if (ar_wld_start(&dec, r) != 0) {
 		rc = errf(&c, AR_ENOMEM, "cannot start the decoding thread");
 		goto out;
 	}
 	while ((more = ar_wld_next(&dec, &e)) == 1) {
-		uint32_t t = stream_of(&c, e.thread);
+		uint32_t t = stream_of(&c, e->thread);
 		if (t == NONE32) {
 			rc = errf(&c, AR_EFORMAT, "an event names a thread the trace does not describe");
 			goto out;
 		}
-		if (c.live.npending && ar_liveset_advance(&c.live, e.seq) != 0) {
+		if (c.live.npending && ar_liveset_advance(&c.live, e->seq) != 0) {
 			rc = errf(&c, AR_ENOMEM, "out of memory for the address table");
 			goto out;
 		}
-		sync_before(&c, t, schedule_event(&c, t, &e));
-		if ((rc = process(&c, t, &e)) != 0 || (c.io_failed && (rc = c.err->code ? c.err->code : AR_EIO)))
+		sync_before(&c, t, schedule_event(&c, t, e));
+		if ((rc = process(&c, t, e)) != 0 || (c.io_failed && (rc = c.err->code ? c.err->code : AR_EIO)))
 			goto out;
-		if (++k % interval == 0 && c.hdr->nsamples < AR_WL_SAMPLES &&
-		    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, live64(&c)) >= 0)
-			c.hdr->nsamples++;
+		k++;
+		/* every interval-th event (a countdown: no division per event) */
+		if (--sample_in == 0) {
+			sample_in = interval;
+			if (c.hdr->nsamples < AR_WL_SAMPLES &&
+			    emit(&c, t, AR_WL_SAMPLE, 0, c.hdr->nsamples, k, live64(&c)) >= 0)
+				c.hdr->nsamples++;
+		}
 		/* A test per event, a call per AR_WL_PROGRESS_EVERY: the hook
 		 * reads a clock, which per event would slow the loop down. */
 		if (progress && k % AR_WL_PROGRESS_EVERY == 0)
@@ -1038,6 +1084,8 @@ out:
 	}
 	free(c.pend);
 	free(c.npend);
+	free(c.pend_bytes);
+	free(c.pend_st);
 	free(c.segs);
 	free(c.pre_ops);
 	free(c.thr);

@@ -1,6 +1,6 @@
 /*
  * wl_decode.c — see wl_decode.h. A single producer and a single consumer
- * share a ring of batches under one mutex: they meet once per 4096 events,
+ * share a ring of batches under one mutex: they meet once per batch,
  * so the lock costs nothing measurable, and the producer blocks only when
  * the consumer is AR_WLD_RING batches behind.
  */
@@ -55,26 +55,26 @@ int ar_wld_start(ar_wl_decoder_t *d, ar_reader_t *r)
 	return 0;
 }
 
-int ar_wld_next(ar_wl_decoder_t *d, ar_event_t *e)
+int ar_wld_next_batch(ar_wl_decoder_t *d, const ar_event_t **e)
 {
-	ar_wld_batch_t *b = &d->ring[d->consumed % AR_WLD_RING];
-	if (d->pos == 0) { /* wait for the next batch (or the end) */
-		pthread_mutex_lock(&d->lock);
-		while (d->consumed == d->produced && !d->done)
-			pthread_cond_wait(&d->cond, &d->lock);
-		int have = d->consumed < d->produced, rc = d->rc;
-		pthread_mutex_unlock(&d->lock);
-		if (!have)
-			return rc;
-	}
-	*e = b->ev[d->pos++];
-	if (d->pos == b->n) { /* hand the batch back */
-		d->pos = 0;
-		pthread_mutex_lock(&d->lock);
+	pthread_mutex_lock(&d->lock);
+	if (d->cur) { /* hand the batch back: its last event is no longer in use */
+		d->cur = NULL;
+		d->pos = d->n = 0;
 		d->consumed++;
 		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
 	}
+	while (d->consumed == d->produced && !d->done)
+		pthread_cond_wait(&d->cond, &d->lock);
+	int have = d->consumed < d->produced, rc = d->rc;
+	pthread_mutex_unlock(&d->lock);
+	if (!have)
+		return rc;
+	/* batches are only published with n > 0 */
+	d->cur = &d->ring[d->consumed % AR_WLD_RING];
+	d->n = d->cur->n;
+	d->pos = 1;
+	*e = &d->cur->ev[0];
 	return 1;
 }
 
@@ -91,4 +91,6 @@ void ar_wld_finish(ar_wl_decoder_t *d)
 	pthread_cond_destroy(&d->cond);
 	free(d->ring);
 	d->ring = NULL;
+	d->cur = NULL;
+	d->pos = d->n = 0;
 }

@@ -2,11 +2,12 @@
  * worker_replay.c — the hot loop: one replay thread executing its op stream.
  *
  * Per op: wait for the producer if the op depends on another thread
- * (a SYNC op: acquire on that stream's progress), time the heap call alone between two
- * fenced TSC reads, then — outside the timed window — record the latency,
- * store the result in the slot, touch the new block per the touch policy,
- * publish the slot to a waiting consumer (release), and fold the op into
- * the checksum. A NULL result is counted, never dereferenced; a later free
+ * (a SYNC op: acquire on that stream's progress), fold the op into the
+ * checksum (and, for a free, empty its slot), time the heap call alone
+ * between two fenced TSC reads, then — outside the timed window — record
+ * the latency, store the result in the slot, touch the new block per the
+ * touch policy; the next op's progress store publishes it all to a waiting
+ * consumer (release). A NULL result is counted, never dereferenced; a later free
  * or realloc of that missing block is skipped and counted. RSS sample
  * markers read /proc/self/statm through an fd opened at start-up (not
  * under --counters sim: what a read costs depends on the number read, and
@@ -46,6 +47,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,10 +242,109 @@ static __attribute__((noinline)) int next_chunk(ar_wthread_t *t, uint64_t i)
 			b = ar_clock_stop();                                      \
 	} while (0)
 
+/* The rare events of a stream share one compare per op: the end of the
+ * stream, the end of a streamed chunk, the access pass at op apass_at, and
+ * every AR_WK_PROGRESS_EVERY ops the addition of the ops done to
+ * ar_wk.ops_done. next is the op index of the first of them still to come. */
+typedef struct rare {
+	uint64_t next, next_count, counted;
+} rare_t;
+
+static void rare_schedule(const ar_wthread_t *t, rare_t *r, uint64_t i)
+{
+	r->next = t->apass_at >= i && t->apass_at < r->next_count ? t->apass_at : r->next_count;
+	if (t->chunk_end < r->next)
+		r->next = t->chunk_end;
+	if (t->nops < r->next)
+		r->next = t->nops;
+}
+
+/* At op i == r->next: do what is due, find the next one. 0, 1 at the end
+ * of the stream, or -1 when the next segment cannot be read (t->error says
+ * why). Out of line, so the loop keeps its registers for the ops. */
+static __attribute__((noinline)) int rare_event(ar_wthread_t *t, rare_t *r, uint64_t i)
+{
+	if (i >= t->nops)
+		return 1;
+	if (i == t->chunk_end && next_chunk(t, i) != 0)
+		return -1;
+	if (i == t->apass_at)
+		ar_access_pass(); /* the trace's live-bytes peak */
+	if (i == r->next_count) { /* for the progress line, untimed */
+		atomic_fetch_add_explicit(ar_wk.ops_done, i - r->counted, memory_order_relaxed);
+		r->counted = i;
+		r->next_count += AR_WK_PROGRESS_EVERY;
+	}
+	rare_schedule(t, r, i + 1);
+	return 0;
+}
+
+/* A SAMPLE or SYNC op (workload.h), the ops that are not heap calls: 0, or
+ * -1 with the thread's error set. */
+static __attribute__((noinline)) int control_op(ar_wthread_t *t, uint64_t i, const ar_wl_op_t *op)
+{
+	if (op->kind == AR_WL_SAMPLE) {
+		if (ar_wk.counters != AR_CTR_SIM) /* statm reads vary run to run */
+			sample(t, op);
+		return 0;
+	}
+	if (op->kind != AR_WL_SYNC)
+		return 0;
+	if (op->slot >= ar_wk.wl.hdr->nthreads) {
+		fail(t, i, op, "sync names a stream beyond the workload's threads");
+		return -1;
+	}
+	int w = wait_progress(t, &ar_wk.th[op->slot], op->size, op->flags & AR_WL_F_DEP);
+	if (w == 0)
+		return 0;
+	fail(t, i, op, w == -2 ? "stopped: the stream it waits for failed"
+		: op->flags & AR_WL_F_DEP
+		? "dependency wait timed out: the producer never released the "
+		  "slot (a workload compiler bug)"
+		: "sync wait timed out: another stream stopped making progress");
+	return -1;
+}
+
+/* What a replay thread counts, kept in locals during the loop (a heap call
+ * could change any memory, so counters in *t would be loaded and stored
+ * again around every call) and added to *t at its end. Heap calls made are
+ * not counted per op: they are the ops done less the SAMPLE and SYNC ops
+ * (ctl) and the skipped ones. */
+typedef struct tally {
+	uint64_t allocs, frees, failed, unexpected, leaked, skipped, ctl;
+} tally_t;
+
+/* The op checksum (the S line op_checksum): folds kind, flags, slot and
+ * size of every heap call op in stream order, skipped ones included. */
+static inline uint64_t fold(uint64_t sum, const ar_wl_op_t *op)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* kind, flags, reserved and slot are the op's first 8 bytes: one load */
+	_Static_assert(offsetof(ar_wl_op_t, flags) == 1 && offsetof(ar_wl_op_t, slot) == 4,
+		       "ar_wl_op_t's head");
+	uint64_t head;
+	memcpy(&head, op, sizeof head);
+	head &= 0xffffffff0000ffffull;
+#else
+	uint64_t head = (uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)op->slot << 32;
+#endif
+	return (sum ^ head) * 0x100000001b3ull + op->size;
+}
+
 /* One stream in timing mode `mode` (AR_TIMING_*), a constant at each of the
  * three call sites below, so the compiler emits a loop without any clock
  * read, countdown or histogram update for --timing none, and without the
- * countdown for every-call timing. */
+ * countdown for every-call timing.
+ *
+ * What the loop does per op is the harness cost (docs/BENCHMARKS.md,
+ * "Replayer"), so it does no more than an op needs: the progress store, one
+ * compare for the rare events (the end of the stream included), the op's
+ * kind and slot, the checksum, the call, the slot. Anything else is out of
+ * line (SAMPLE and SYNC ops, rare events) or off the path of malloc and
+ * free, which are tested first. Values a heap call could change (any
+ * memory) are read again after it rather than kept: a register kept across
+ * a call is one of six, and the checksum's chain (xor, multiply, add per
+ * op) must stay in one, not pass through the stack at every op. */
 static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const int mode, const int routed)
 {
 	/* --route: this stream's owner bytes, its allocation ops so far, its
@@ -254,101 +355,125 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 	int owner = 0;
 	const ar_route_api_t *api = NULL;
 #define HEAP(fn, ...) (routed && api ? api->fn(__VA_ARGS__) : fn(__VA_ARGS__))
-	void **slots = ar_wk.slot_ptr;
+	void **const slots = ar_wk.slot_ptr;
+	uint64_t *const slot_size = ar_wk.slot_size;
+	const uint32_t nslots = ar_wk.wl.hdr->nslots;
+	/* a new block needs more than its slot: its size kept, or touching */
+	const int extra = slot_size || ar_wk.touch != AR_TOUCH_NONE;
+	_Atomic uint64_t *const progress = &t->progress;
 	const uint64_t over = ar_wk.clock.overhead_ticks;
 	const uint64_t period = ar_wk.timing_every;
 	uint64_t cd = t->sampler.left; /* calls until the next timed one */
 	uint64_t sum = 0x9E3779B97F4A7C15ull;
-	/* The rare events of a stream share one compare per op (the harness
-	 * cost stays what it was before progress was counted): the access
-	 * pass at op apass_at, and every AR_WK_PROGRESS_EVERY ops the addition
-	 * of the ops done to ar_wk.ops_done. */
-	uint64_t i, counted = t->first_op, next_count = t->first_op + AR_WK_PROGRESS_EVERY;
-	uint64_t next = t->apass_at < next_count ? t->apass_at : next_count;
-	if (t->chunk_end < next)
-		next = t->chunk_end;
-	for (i = t->first_op; i < t->nops; i++) {
-		atomic_store_explicit(&t->progress, i, memory_order_release);
+	tally_t n = { 0 };
+	uint64_t i = t->first_op;
+	rare_t r = { .counted = i, .next_count = i + AR_WK_PROGRESS_EVERY };
+	rare_schedule(t, &r, i);
+	uint64_t next = r.next;
+	const ar_wl_op_t *op = t->ops + (i - t->chunk_first);
+	for (;; i++, op++) {
+		atomic_store_explicit(progress, i, memory_order_release);
 		if (__builtin_expect(i == next, 0)) {
-			if (i == t->chunk_end && next_chunk(t, i) != 0)
-				break; /* a damaged segment: t->error says which */
-			if (i == t->apass_at)
-				ar_access_pass(); /* the trace's live-bytes peak */
-			if (i == next_count) { /* for the progress line, untimed */
-				atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
-				counted = i;
-				next_count += AR_WK_PROGRESS_EVERY;
-			}
-			next = t->apass_at > i && t->apass_at < next_count ? t->apass_at : next_count;
-			if (t->chunk_end < next)
-				next = t->chunk_end;
+			if (rare_event(t, &r, i) != 0)
+				break; /* the end, or a damaged segment: t->error says which */
+			next = r.next;
+			op = t->ops + (i - t->chunk_first);
 		}
-		const ar_wl_op_t *op = &t->ops[i - t->chunk_first];
-		const uint32_t s = op->slot;
-		if (op->kind >= AR_WL_NCALLS) {
-			if (op->kind == AR_WL_SAMPLE) {
-				if (ar_wk.counters != AR_CTR_SIM) /* statm reads vary run to run */
-					sample(t, op);
-			} else if (op->kind == AR_WL_SYNC) {
-				if (s >= ar_wk.wl.hdr->nthreads) {
-					fail(t, i, op, "sync names a stream beyond the workload's threads");
-					break;
-				}
-				int w = wait_progress(t, &ar_wk.th[s], op->size, op->flags & AR_WL_F_DEP);
-				if (w != 0) {
-					fail(t, i, op, w == -2 ? "stopped: the stream it waits for failed"
-						: op->flags & AR_WL_F_DEP
-						? "dependency wait timed out: the producer never released the "
-						  "slot (a workload compiler bug)"
-						: "sync wait timed out: another stream stopped making progress");
-					break;
-				}
-			}
+		const unsigned kind = op->kind;
+		if (__builtin_expect(kind >= AR_WL_NCALLS, 0)) {
+			if (control_op(t, i, op) != 0)
+				break;
+			n.ctl++;
 			continue;
 		}
-		if (s != AR_WL_NOSLOT && s >= ar_wk.wl.hdr->nslots) {
+		const uint32_t s = op->slot;
+		/* s < nslots, or AR_WL_NOSLOT (which s + 1 wraps to 0) */
+		if (__builtin_expect(s + 1u > nslots, 0)) {
 			fail(t, i, op, "slot index beyond the workload's slot count");
 			break;
 		}
-		void *in = (s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) ? slots[s] : NULL;
-		void *p = NULL;
+		sum = fold(sum, op);
+		/* The block a free or realloc takes: none for free(NULL) or
+		 * realloc(NULL, n). If this replay does not have it — its
+		 * allocation returned NULL here although the trace's succeeded
+		 * (or realloc(p, 0) already freed it) — calling free(NULL) or
+		 * realloc(NULL, n) would time and count a call the program never
+		 * made, so the op is skipped, and counted (skipped_ops); its
+		 * checksum still happens, so other streams proceed. */
+		const int src = s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC);
+		void *in = NULL, *p = NULL;
 		uint64_t a = 0, b = 0;
 		int timed = 0;
 		if (routed) {
 			owner = ar_route_owner(op, owners, &nalloc);
 			api = owner ? &ar_route.api[owner] : NULL;
 		}
-		/* A free or realloc of a block this replay does not have: its
-		 * allocation returned NULL here although the trace's succeeded
-		 * (or realloc(p, 0) already freed it). Calling free(NULL) or
-		 * realloc(NULL, n) would time and count a call the program never
-		 * made, so the op is skipped, and counted (skipped_ops); its
-		 * SIGNAL and checksum still happen, so other streams proceed.
-		 * Tested in the cases that take a block only, off the path of
-		 * the allocations. */
-#define SKIP_IF_MISSING()                                                         \
-	if (__builtin_expect(!in, 0) && s != AR_WL_NOSLOT && !(op->flags & AR_WL_F_NOSRC)) { \
-		t->skipped_ops++;                                                 \
-		goto next;                                                        \
+		/* ---- after the call, outside the timed window ---- */
+#define AFTER_CALL(k)                                                             \
+	do {                                                                      \
+		if (timed) {                                                      \
+			uint64_t dt = b - a > over ? b - a - over : 0;            \
+			ar_hist_add(t->hist[k], dt);                              \
+			t->timed_ticks += dt;                                     \
+			t->timed_calls++;                                         \
+			if (mode == AR_TIMING_SAMPLE)                             \
+				cd = ar_sampler_gap(&t->sampler, period);         \
+		}                                                                 \
+		if (routed) {                                                     \
+			rcount->calls[owner]++;                                   \
+			rcount->allocs[owner] += ar_route_map_counts(k);          \
+		}                                                                 \
+	} while (0)
+#define TAKE_BLOCK()                                                              \
+	if (src) {                                                                \
+		if (__builtin_expect(!(in = slots[s]), 0)) {                      \
+			n.skipped++;                                              \
+			continue;                                                 \
+		}                                                                 \
 	}
-		switch (op->kind) {
-		case AR_WL_MALLOC:
+		if (kind == AR_WL_MALLOC) {
 			TIMED(p = HEAP(malloc, op->size));
-			break;
+			AFTER_CALL(AR_WL_MALLOC);
+			if (__builtin_expect(!p, 0)) {
+				n.failed++;
+				if (!(op->flags & AR_WL_F_TRACE_NULL))
+					n.unexpected++;
+				continue;
+			}
+			n.allocs++;
+			const uint32_t ps = op->slot; /* read again: fewer registers kept across the call */
+			if (__builtin_expect(ps != AR_WL_NOSLOT, 1))
+				slots[ps] = p;
+			else
+				n.leaked++; /* the traced call failed: nobody frees it */
+			if (__builtin_expect(extra, 0)) {
+				if (slot_size && ps != AR_WL_NOSLOT)
+					slot_size[ps] = op->size;
+				touch(p, op->size);
+			}
+			continue;
+		}
+		if (kind == AR_WL_FREE) {
+			TAKE_BLOCK();
+			if (in) { /* the slot is empty once the block is freed */
+				n.frees++;
+				slots[s] = NULL;
+			}
+			TIMED(HEAP(free, in));
+			AFTER_CALL(AR_WL_FREE);
+			continue;
+		}
+		switch (kind) {
 		case AR_WL_CALLOC:
 			TIMED(p = HEAP(calloc, op->arg, op->size));
 			break;
 		case AR_WL_REALLOC:
-			SKIP_IF_MISSING();
+			TAKE_BLOCK();
 			TIMED(p = HEAP(realloc, in, op->size));
 			break;
 		case AR_WL_REALLOCARRAY:
-			SKIP_IF_MISSING();
+			TAKE_BLOCK();
 			TIMED(p = HEAP(reallocarray, in, op->arg, op->size));
-			break;
-		case AR_WL_FREE:
-			SKIP_IF_MISSING();
-			TIMED(HEAP(free, in));
 			break;
 		case AR_WL_POSIX_MEMALIGN: {
 			void *q = NULL;
@@ -370,75 +495,62 @@ static inline __attribute__((always_inline)) void replay(ar_wthread_t *t, const 
 			TIMED(p = HEAP(pvalloc, op->size));
 			break;
 		}
-#undef SKIP_IF_MISSING
-		/* ---- outside the timed window ---- */
-		if (timed) {
-			uint64_t dt = b - a > over ? b - a - over : 0;
-			ar_hist_add(t->hist[op->kind], dt);
-			t->timed_ticks += dt;
-			t->timed_calls++;
-			if (mode == AR_TIMING_SAMPLE)
-				cd = ar_sampler_gap(&t->sampler, period);
-		}
-		t->calls++;
-		if (routed) {
-			rcount->calls[owner]++;
-			rcount->allocs[owner] += ar_route_map_counts(op->kind);
-		}
-		if (op->kind == AR_WL_FREE) {
-			if (in) {
-				t->frees_expected++;
-				slots[s] = NULL;
-			}
-		} else if (op->kind == AR_WL_REALLOC || op->kind == AR_WL_REALLOCARRAY) {
+#undef TAKE_BLOCK
+		AFTER_CALL(kind);
+#undef AFTER_CALL
+		if (kind == AR_WL_REALLOC || kind == AR_WL_REALLOCARRAY) {
+			const uint64_t req = request_of(op);
 			if (p) {
 				if (p != in) { /* moved (or from NULL): one alloc, one free */
-					t->allocs_expected++;
+					n.allocs++;
 					if (in)
-						t->frees_expected++;
+						n.frees++;
 				}
 				if (s != AR_WL_NOSLOT) {
 					slots[s] = p;
-					if (ar_wk.slot_size)
-						ar_wk.slot_size[s] = request_of(op);
+					if (slot_size)
+						slot_size[s] = req;
 				} else {
-					t->leaked_blocks++;
+					n.leaked++;
 				}
-				touch(p, request_of(op));
-			} else if (in && request_of(op) == 0) {
-				t->frees_expected++; /* realloc(p, 0) freed p (SPEC 5.5) */
+				touch(p, req);
+			} else if (in && req == 0) {
+				n.frees++; /* realloc(p, 0) freed p (SPEC 5.5) */
 				slots[s] = NULL;
-			} else if (request_of(op) != 0 || !in) {
-				t->failed_allocs++;
+			} else if (req != 0 || !in) {
+				n.failed++;
 				if (!(op->flags & AR_WL_F_TRACE_NULL))
-					t->unexpected_failed_allocs++;
+					n.unexpected++;
 			}
 		} else if (p) {
-			t->allocs_expected++;
+			n.allocs++;
 			if (s != AR_WL_NOSLOT) {
 				slots[s] = p;
-				if (ar_wk.slot_size)
-					ar_wk.slot_size[s] = request_of(op);
+				if (slot_size)
+					slot_size[s] = request_of(op);
 			} else {
-				t->leaked_blocks++; /* the traced call failed: nobody frees it */
+				n.leaked++; /* the traced call failed: nobody frees it */
 			}
-			touch(p, op->kind == AR_WL_PVALLOC
+			touch(p, kind == AR_WL_PVALLOC
 					 ? (op->size + ar_wk.page - 1) / ar_wk.page * ar_wk.page
 					 : request_of(op));
 		} else {
-			t->failed_allocs++;
+			n.failed++;
 			if (!(op->flags & AR_WL_F_TRACE_NULL))
-				t->unexpected_failed_allocs++;
+				n.unexpected++;
 		}
-	next:
-		sum = (sum ^ ((uint64_t)op->kind | (uint64_t)op->flags << 8 | (uint64_t)s << 32)) *
-			      0x100000001b3ull +
-		      op->size;
 	}
+	t->calls += i - t->first_op - n.ctl - n.skipped;
+	t->allocs_expected += n.allocs;
+	t->frees_expected += n.frees;
+	t->failed_allocs += n.failed;
+	t->unexpected_failed_allocs += n.unexpected;
+	t->leaked_blocks += n.leaked;
+	t->skipped_ops += n.skipped;
 	if (t->apass_at == t->nops && !t->error)
 		ar_access_pass(); /* the peak came with the stream's last op */
 	/* The rest of the stream (up to the failed op, if one failed). */
-	atomic_fetch_add_explicit(ar_wk.ops_done, i - counted, memory_order_relaxed);
+	atomic_fetch_add_explicit(ar_wk.ops_done, i - r.counted, memory_order_relaxed);
 	t->checksum = sum;
 	t->sampler.left = cd;
 	/* Done: nobody may wait for this stream any longer. Failed: its ops

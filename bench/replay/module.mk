@@ -25,5 +25,10 @@ bench-replay: $(BENCH_REPLAY_BUMP) $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCREC) $
 bench-replay-timing: $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCTRACE)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/replay/timing.sh
 
+# The replay loop's own cost per op, untimed under libbump.so (loop.sh).
+.PHONY: bench-replay-loop
+bench-replay-loop: $(BENCH_REPLAY_BUMP) $(ALLOCREPLAY) $(REPLAY_WORKER) $(ALLOCTRACE)
+	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/replay/loop.sh
+
 ALL_TARGETS += $(BENCH_REPLAY_BUMP)
-BENCHES += bench-replay
+BENCHES += bench-replay bench-replay-loop
