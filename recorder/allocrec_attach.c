@@ -50,7 +50,7 @@ typedef struct attach_opts {
 	pid_t pid;
 	int detach; /* --detach PID rather than -p PID */
 	const char *output;
-	int stacks, level, quiet;
+	int stacks, level, quiet, time_every;
 	unsigned long long duration_ns;
 } attach_opts_t;
 
@@ -111,7 +111,7 @@ int allocrec_duration_arg(const char *arg, unsigned long long *ns)
 	return 0;
 }
 
-enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION };
+enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION, OPT_TIME_EVERY };
 
 static int parse_args(int argc, char **argv, attach_opts_t *o)
 {
@@ -119,8 +119,9 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		{"pid", required_argument, NULL, 'p'},         {"detach", required_argument, NULL, OPT_DETACH},
 		{"output", required_argument, NULL, 'o'},      {"stacks", optional_argument, NULL, OPT_STACKS},
 		{"level", required_argument, NULL, OPT_LEVEL}, {"duration", required_argument, NULL, OPT_DURATION},
-		{"quiet", no_argument, NULL, 'q'},             {NULL, 0, NULL, 0}};
-	*o = (attach_opts_t){.level = 3};
+		{"quiet", no_argument, NULL, 'q'},             {"time-every", required_argument, NULL, OPT_TIME_EVERY},
+		{NULL, 0, NULL, 0}};
+	*o = (attach_opts_t){.level = 3, .time_every = 8};
 	int c, rc, have_pid = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:q", opts, NULL)) != -1) {
 		switch (c) {
@@ -154,6 +155,14 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 			o->level = (int)v;
 			break;
 		}
+		case OPT_TIME_EVERY: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 1024)
+				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
+			o->time_every = (int)v;
+			break;
+		}
 		case OPT_DURATION:
 			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
 				return rc;
@@ -168,8 +177,8 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 	if (optind < argc)
 		return ar_cli_usage_error("-p PID records a running process: '%s' cannot be run as well (allocrec "
 					  "PROG records a new one)", argv[optind]);
-	if (o->detach && (o->output || o->stacks || o->duration_ns))
-		return ar_cli_usage_error("--detach PID takes no other option: -o, --stacks and --duration belong "
+	if (o->detach && (o->output || o->stacks || o->duration_ns || o->time_every != 8))
+		return ar_cli_usage_error("--detach PID takes no other option: -o, --stacks, --time-every and --duration belong "
 					  "to the allocrec -p that attached");
 	if (o->output && ar_cli_is_stdio(o->output))
 		return ar_cli_usage_error("-p cannot write the trace to standard output: name a file");
@@ -328,9 +337,9 @@ static int make_settings(const attach_opts_t *o, attach_run_t *r)
 	}
 	int n = snprintf(r->settings, sizeof r->settings,
 			 "%s%s%sALLOCRR_DIR=%s\nALLOCRR_MANIFEST=%s\nALLOCRR_STACKS=%d\nALLOCRR_LEVEL=%d\n"
-			 "ALLOCRR_FOLLOW=0\nALLOCRR_ATTACH_DONE=%s\nALLOCRR_ATTACH_DURATION_NS=%llu\n",
+			 "ALLOCRR_TIME_EVERY=%d\nALLOCRR_FOLLOW=0\nALLOCRR_ATTACH_DONE=%s\nALLOCRR_ATTACH_DURATION_NS=%llu\n",
 			 out[0] ? "ALLOCRR_OUTPUT=" : "", out, out[0] ? "\n" : "", dir, r->manifest, o->stacks,
-			 o->level, r->done, o->duration_ns);
+			 o->level, o->time_every, r->done, o->duration_ns);
 	if (n < 0 || (size_t)n >= sizeof r->settings)
 		return ar_cli_error(NULL, "the paths are too long for the recorder's settings");
 	return 0;

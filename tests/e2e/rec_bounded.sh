@@ -145,9 +145,9 @@ for t in rec_paced.*.zst; do
 done
 expect_eq "children: two exec'ed images, two bounded traces" $n 2
 
-# --- bad values: usage errors, PROG not run ---
+# --- bad values: usage errors, PROG not run (--time-every is checked here too) ---
 for bad in "--max-size 0" "--max-size 12Q" "--max-size -5" "--max-size=" "--duration 0" "--duration -1" \
-	"--duration abc" "--duration 1e99" "--duration nan"; do
+	"--duration abc" "--duration 1e99" "--duration nan" "--time-every 0" "--time-every 1025" "--time-every x"; do
 	# shellcheck disable=SC2086
 	"$REC" $bad -o "$W/bad.zst" "$P/rec_seq" >bad.out 2>bad.err
 	rc=$?
@@ -157,4 +157,9 @@ for bad in "--max-size 0" "--max-size 12Q" "--max-size -5" "--max-size=" "--dura
 done
 "$REC" --help | grep -q -- '--max-size=BYTES' && ok "--help names --max-size" || fail "--help lacks --max-size"
 "$REC" --help | grep -q -- '--duration=S' && ok "--help names --duration" || fail "--help lacks --duration"
+"$REC" --help | grep -q -- '--time-every=N' && ok "--help names --time-every" || fail "--help lacks --time-every"
+# allocrec -p takes it too, with the same check (no process is touched)
+"$REC" -p $$ --time-every=0 >bad.out 2>bad.err
+expect_eq "-p with --time-every=0: usage error" $? 1
+grep -q -- "--time-every" bad.err || fail "-p --time-every=0: message does not name the option: $(cat bad.err)"
 finish
