@@ -90,6 +90,10 @@ int ar_cli_parse_size(const char *s, unsigned long long *out);
  * leading space. 0, or -1 when s is not such a duration. (cli_size.c) */
 int ar_cli_parse_seconds(const char *s, unsigned long long *ns);
 
+/* A whole decimal number from lo to hi, nothing after it, into *out.
+ * 0, or -1 when s is not one. (cli_size.c) */
+int ar_cli_parse_int(const char *s, int lo, int hi, int *out);
+
 /* Open path for writing as fopen(path, mode) would, "-" being stdout.
  * Returns NULL with errno set on failure. Close with ar_cli_close_output. */
 FILE *ar_cli_open_output(const char *path, const char *mode);

@@ -25,3 +25,14 @@ int ar_cli_parse_seconds(const char *s, unsigned long long *ns)
 	*ns = (unsigned long long)(v * 1e9);
 	return *ns ? 0 : -1;
 }
+
+int ar_cli_parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}

@@ -145,17 +145,6 @@ static void usage(void)
 }
 
 /* Parse s as a whole decimal number in lo..hi into *out; -1 if it is not. */
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
 enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
@@ -185,7 +174,7 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 			break;
 		case OPT_STACKS:
 			o->stacks = 32;
-			if (optarg && parse_int(optarg, 1, AR_STACK_MAX_DEPTH, &o->stacks) != 0)
+			if (optarg && ar_cli_parse_int(optarg, 1, AR_STACK_MAX_DEPTH, &o->stacks) != 0)
 				return ar_cli_usage_error("--stacks depth must be 1..%d, not '%s'", AR_STACK_MAX_DEPTH,
 							  optarg);
 			break;
@@ -199,11 +188,11 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 			o->output_for = optarg;
 			break;
 		case OPT_LEVEL:
-			if (parse_int(optarg, 1, 19, &o->level) != 0)
+			if (ar_cli_parse_int(optarg, 1, 19, &o->level) != 0)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
 			break;
 		case OPT_TIME_EVERY:
-			if (parse_int(optarg, 1, 1024, &o->time_every) != 0)
+			if (ar_cli_parse_int(optarg, 1, 1024, &o->time_every) != 0)
 				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
 			break;
 		case OPT_MAX_SIZE:

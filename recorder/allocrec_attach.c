@@ -138,31 +138,20 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		case 'o':
 			o->output = optarg;
 			break;
-		case OPT_STACKS: {
-			char *end;
-			long v = optarg ? strtol(optarg, &end, 10) : 32;
-			if (optarg && (*end || end == optarg || v < 1 || v > AR_STACK_MAX_DEPTH))
+		case OPT_STACKS:
+			o->stacks = 32;
+			if (optarg && ar_cli_parse_int(optarg, 1, AR_STACK_MAX_DEPTH, &o->stacks) != 0)
 				return ar_cli_usage_error("--stacks depth must be 1..%d, not '%s'", AR_STACK_MAX_DEPTH,
 							  optarg);
-			o->stacks = (int)v;
 			break;
-		}
-		case OPT_LEVEL: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v < 1 || v > 19)
+		case OPT_LEVEL:
+			if (ar_cli_parse_int(optarg, 1, 19, &o->level) != 0)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
-			o->level = (int)v;
 			break;
-		}
-		case OPT_TIME_EVERY: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || end == optarg || v < 1 || v > 1024)
+		case OPT_TIME_EVERY:
+			if (ar_cli_parse_int(optarg, 1, 1024, &o->time_every) != 0)
 				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
-			o->time_every = (int)v;
 			break;
-		}
 		case OPT_DURATION:
 			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
 				return rc;

@@ -164,6 +164,15 @@ static void test_sizes_and_seconds(void)
 	EXPECT(ar_cli_parse_seconds("5s", &v) == -1);
 	EXPECT(ar_cli_parse_seconds("nan", &v) == -1);
 	EXPECT(ar_cli_parse_seconds("31708800", &v) == -1); /* 367 days */
+	/* whole numbers in a range */
+	int n = 7;
+	EXPECT(ar_cli_parse_int("1024", 1, 1024, &n) == 0 && n == 1024);
+	EXPECT(ar_cli_parse_int("1", 1, 1024, &n) == 0 && n == 1);
+	EXPECT(ar_cli_parse_int("0", 1, 1024, &n) == -1 && n == 1); /* unchanged on error */
+	EXPECT(ar_cli_parse_int("1025", 1, 1024, &n) == -1);
+	EXPECT(ar_cli_parse_int("8x", 1, 1024, &n) == -1);
+	EXPECT(ar_cli_parse_int("", 1, 1024, &n) == -1);
+	EXPECT(ar_cli_parse_int("99999999999999999999", 1, 1024, &n) == -1);
 }
 
 int main(void)
