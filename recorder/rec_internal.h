@@ -100,11 +100,19 @@ enum rec_state {
 extern _Atomic int rec_state;
 extern pid_t rec_pid; /* the process the current trace belongs to */
 
-/* The global sequence counter (SPEC 4), alone on its cache line. */
-extern _Atomic uint64_t rec_seq_counter;
+/* The global sequence counter (SPEC 4), alone on its cache line: every
+ * recorded call of every thread writes it, so a variable beside it that the
+ * calls only read (rec_state was) would be fetched again after each other
+ * thread's call. A padded variable next to it is not enough: the linker
+ * orders .bss as it likes. */
+typedef struct {
+	_Alignas(REC_CACHELINE) _Atomic uint64_t n;
+} rec_seq_line_t;
+_Static_assert(sizeof(rec_seq_line_t) == REC_CACHELINE, "the counter's line holds nothing else");
+extern rec_seq_line_t rec_seq;
 static inline uint64_t rec_next_seq(void)
 {
-	return atomic_fetch_add_explicit(&rec_seq_counter, 1, memory_order_relaxed) + 1;
+	return atomic_fetch_add_explicit(&rec_seq.n, 1, memory_order_relaxed) + 1;
 }
 
 /* A bounded recording (--max-size, --duration) ended on purpose: the

@@ -27,8 +27,7 @@ extern char **environ;
 
 _Atomic int rec_state;
 pid_t rec_pid;
-_Alignas(REC_CACHELINE) _Atomic uint64_t rec_seq_counter;
-static char seq_pad[REC_CACHELINE] __attribute__((used)); /* keep the counter's line to itself */
+rec_seq_line_t rec_seq;
 uint64_t rec_start_mono_ns;
 
 _Atomic int rec_init_state; /* 0 never, 1 running, 2 done */

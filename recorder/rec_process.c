@@ -181,7 +181,7 @@ uint64_t rec_process_tick(uint64_t now)
 {
 	rec_process_write_start();
 	if (statm_fd >= 0 && now >= next_ns) {
-		ar_rss_sample_t s = {rec_event_time_ns(), atomic_load_explicit(&rec_seq_counter, memory_order_relaxed),
+		ar_rss_sample_t s = {rec_event_time_ns(), atomic_load_explicit(&rec_seq.n, memory_order_relaxed),
 				     read_rss()};
 		if (s.rss_bytes && ar_meta_rss_sample(&samples, &s) == 0 && ++nsamples % THIN_EVERY == 0)
 			interval_ns *= 2;
@@ -241,7 +241,7 @@ void rec_process_close(void)
 	/* The last sample is the end: a program shorter than one period still
 	 * has two points. */
 	if (pi.end_rss_bytes) {
-		ar_rss_sample_t s = {pi.end_time_ns, atomic_load(&rec_seq_counter), pi.end_rss_bytes};
+		ar_rss_sample_t s = {pi.end_time_ns, atomic_load(&rec_seq.n), pi.end_rss_bytes};
 		if (ar_meta_rss_sample(&samples, &s) != 0) {
 			write_block(&samples);
 			ar_meta_rss_sample(&samples, &s);

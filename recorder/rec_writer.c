@@ -623,7 +623,7 @@ void rec_writer_reset_child(void)
 	atomic_store(&limit_reported, 0);
 	limit_dropped_base = 0;
 	size_reached = 0;
-	atomic_store(&rec_seq_counter, 0);
+	atomic_store(&rec_seq.n, 0);
 	atomic_store(&stop_reason, 0);
 	rotate_due = 0;
 	limit_origin_ns = rec_mono_ns();

@@ -2,20 +2,23 @@
  * arena.c — liballocrr-arena.so: the region (linear) allocator made
  * compatible with free().
  *
- * Design: each thread bump-allocates from its own chunk (1 MiB,
+ * Design: each thread bump-allocates from its own chunk (256 KiB,
  * ALLOCRR_ARENA_CHUNK_SIZE): a block is a 16-byte header plus the request
  * rounded to 16 bytes, placed right after the previous one. free() only
  * decrements the owning chunk's live count (arena.h); when it reaches zero
  * the chunk is reset and reused as a whole. When the owner itself frees the
  * last object of the chunk it is filling, the chunk rewinds on the spot, so
- * a malloc/free pair keeps reusing the same cache-hot bytes. Blocks above
+ * a malloc/free pair keeps reusing the same cache-hot bytes; and when it
+ * frees its newest block the bump pointer moves back over the dead blocks
+ * on top (arena.h), so objects dying in reverse order of birth reuse their
+ * bytes too. Blocks above
  * ALLOCRR_ARENA_LARGE_SIZE get their own mapping (large.c). realloc grows or
  * shrinks the newest block of the thread's chunk in place.
  *
  * Trade-off, stated plainly: allocation is a pointer bump with no lock and
  * no atomic operation, and short-lived objects die together cheaply; but
  * memory is reclaimed only a whole chunk at a time, so one long-lived object
- * pins its entire chunk (1 MiB) however small it is, and a program that
+ * pins its entire chunk (256 KiB) however small it is, and a program that
  * keeps a few survivors from each burst can grow without bound in chunks
  * that are almost empty. Freed space inside a chunk is never reused
  * individually.
@@ -55,14 +58,21 @@ static void ts_exit(void *arg);
 
 void ar_core_init(void)
 {
-	size_t chunk = ar_tunable_pow2("ALLOCRR_ARENA_CHUNK_SIZE", (size_t)1 << 20, (size_t)64 << 10,
+	/* 256 KiB: a survivor pins a quarter of what it did with 1 MiB, and
+	 * a chunk recycled soon is still in cache (docs/BENCHMARKS.md, issue
+	 * 19, small blocks: S1's heap 6.0 -> 3.6 MiB for 256 KiB live; 64 KiB
+	 * chunks gave 2.8 MiB but D unmapped hundreds of them, 350 us each). */
+	size_t chunk = ar_tunable_pow2("ALLOCRR_ARENA_CHUNK_SIZE", (size_t)256 << 10, (size_t)64 << 10,
 				       (size_t)1 << 30);
 	size_t large = ar_tunable_size("ALLOCRR_ARENA_LARGE_SIZE", chunk / 8, 16, SIZE_MAX);
 	if (large > chunk / 4)
 		large = chunk / 4; /* so an aligned block plus its slack always fits a chunk */
 	large_threshold = ar_align_up(large, AR_MIN_ALIGN);
 	ar_chunk_set_size(chunk);
-	arena_chunks_init(ar_tunable_size("ALLOCRR_ARENA_KEEP_CHUNKS", 8, 0, 1u << 20));
+	/* Keep up to 8 MiB of empty chunks (at least 8) mapped for reuse:
+	 * a recycled chunk's pages are resident, a new mapping's fault. */
+	size_t keep = ((size_t)8 << 20) / chunk;
+	arena_chunks_init(ar_tunable_size("ALLOCRR_ARENA_KEEP_CHUNKS", keep < 8 ? 8 : keep, 0, 1u << 20));
 	fallback.live = 1;
 	ts_all = &fallback;
 	ts_key_ok = pthread_key_create(&ts_key, ts_exit) == 0;
@@ -139,8 +149,10 @@ static void *bump_alloc(arena_thread_t *t, size_t need, size_t align)
 			uintptr_t p = ar_align_up_ptr((uintptr_t)c->bump + ARENA_BLOCK_HDR, align);
 			if (p + need <= (uintptr_t)c->end) {
 				arena_block_t *b = arena_block_of((void *)p);
-				b->size = need;
-				b->check = need ^ ARENA_MAGIC;
+				b->size = (uint32_t)need;
+				b->prev = c->top ? (uint32_t)(p - (uintptr_t)c->top) : 0;
+				b->check = arena_check(b, ARENA_MAGIC);
+				c->top = (char *)p;
 				c->bump = (char *)p + need;
 				t->n++;
 				account(t, need, 1, 1);
@@ -150,6 +162,7 @@ static void *bump_alloc(arena_thread_t *t, size_t need, size_t align)
 			 * otherwise let go and let the last free recycle it. */
 			if (t->n && atomic_load_explicit(&c->count, memory_order_acquire) == ARENA_OWNED - t->n) {
 				arena_chunk_reset(c);
+				arena_add(&t->resets, 1);
 				t->n = 0;
 				continue;
 			}
@@ -210,16 +223,40 @@ void *ar_core_memalign(size_t align, size_t size)
 static arena_block_t *checked_block(const void *p, const char *what)
 {
 	arena_block_t *b = arena_block_of(p);
-	if (AR_UNLIKELY(b->check != (b->size ^ ARENA_MAGIC)))
+	if (AR_UNLIKELY(__atomic_load_n(&b->check, __ATOMIC_RELAXED) != arena_check(b, ARENA_MAGIC)))
 		ar_fatal(what);
 	return b;
+}
+
+/* The owner's newest block c->top is dead: move the bump back to the end of
+ * the newest block still alive (arena.h), or to the chunk's start. */
+static void rewind_top(arena_chunk_t *c)
+{
+	char *q = c->top;
+	for (;;) {
+		const arena_block_t *b = arena_block_of(q);
+		if (b->prev == 0) {
+			c->top = NULL;
+			c->bump = (char *)c + ARENA_CHUNK_HDR;
+			return;
+		}
+		char *r = q - b->prev;
+		const arena_block_t *rb = arena_block_of(r);
+		if (__atomic_load_n(&rb->check, __ATOMIC_ACQUIRE) != arena_check(rb, ARENA_FREED)) {
+			c->top = r;
+			c->bump = r + rb->size;
+			return;
+		}
+		q = r;
+	}
 }
 
 static void arena_free(arena_chunk_t *c, void *p)
 {
 	arena_block_t *b = checked_block(p, "free(): invalid pointer or double free");
 	uint64_t usable = b->size;
-	b->check = 0;
+	/* Release: the owner may reuse these bytes once it reads this. */
+	__atomic_store_n(&b->check, arena_check(b, ARENA_FREED), __ATOMIC_RELEASE);
 	arena_thread_t *t = self_ts;
 	if (AR_UNLIKELY(t == NULL))
 		t = ts_create();
@@ -232,10 +269,16 @@ static void arena_free(arena_chunk_t *c, void *p)
 	}
 	account(t, usable, 0, 0);
 	uint64_t left = arena_chunk_put(c);
-	/* The owner freed the last object of the chunk it is filling: rewind. */
-	if (t->cur == c && left == ARENA_OWNED - t->n) {
+	if (t->cur != c)
+		return;
+	/* The owner freed the last object of the chunk it is filling: start
+	 * it over; or its newest block: give back the dead blocks on top. */
+	if (left == ARENA_OWNED - t->n) {
 		arena_chunk_reset(c);
+		arena_add(&t->resets, 1);
 		t->n = 0;
+	} else if ((char *)p == c->top) {
+		rewind_top(c);
 	}
 }
 
@@ -270,12 +313,12 @@ void *ar_core_realloc(void *p, size_t size)
 		arena_thread_t *t = self_ts;
 		size_t need = ar_align_up(size, AR_MIN_ALIGN);
 		/* The newest block of our own chunk can move the bump pointer. */
-		if ((uintptr_t)t > (uintptr_t)TS_DEAD && t->cur == c && (char *)p + usable == c->bump &&
+		if ((uintptr_t)t > (uintptr_t)TS_DEAD && t->cur == c && (char *)p == c->top &&
 		    need <= (size_t)(c->end - (char *)p)) {
 			account(t, usable, 0, 0);
 			account(t, need, 1, 0);
-			b->size = need;
-			b->check = need ^ ARENA_MAGIC;
+			b->size = (uint32_t)need;
+			b->check = arena_check(b, ARENA_MAGIC);
 			c->bump = (char *)p + need;
 			return p;
 		}
@@ -301,11 +344,12 @@ void ar_core_stats(ar_alloc_stats_t *out)
 	out->nbins = nbins;
 	for (unsigned i = 0; i < nbins; i++)
 		out->bins[i].block_bytes = (uint64_t)16 << i;
-	uint64_t bytes_alloc = 0, bytes_freed = 0;
+	uint64_t bytes_alloc = 0, bytes_freed = 0, resets = 0;
 	ar_lock(&ts_lock);
 	for (arena_thread_t *t = ts_all; t; t = t->next) {
 		bytes_alloc += atomic_load_explicit(&t->bytes_alloc, memory_order_relaxed);
 		bytes_freed += atomic_load_explicit(&t->bytes_freed, memory_order_relaxed);
+		resets += atomic_load_explicit(&t->resets, memory_order_relaxed);
 		for (unsigned i = 0; i < nbins; i++) {
 			out->bins[i].allocs_total += atomic_load_explicit(&t->bin_allocs[i], memory_order_relaxed);
 			out->bins[i].blocks_in_use +=
@@ -321,6 +365,7 @@ void ar_core_stats(ar_alloc_stats_t *out)
 	out->frees_total = out->allocs_total - out->blocks_in_use;
 	out->bytes_in_use = bytes_alloc - bytes_freed;
 	arena_chunks_stats(out);
+	out->chunk_resets += resets;
 	ar_large_stats(out);
 }
 

@@ -107,6 +107,21 @@ void *ar_os_map_at(void *addr, size_t len)
 #endif
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void ar_os_populate(void *p, size_t len)
+{
+	static _Atomic int unsupported;
+	if (atomic_load_explicit(&unsupported, memory_order_relaxed))
+		return;
+	int saved = errno;
+	if (madvise(p, len, MADV_POPULATE_WRITE) != 0 && errno == EINVAL)
+		atomic_store_explicit(&unsupported, 1, memory_order_relaxed);
+	errno = saved;
+}
+
 void ar_os_unmap(void *p, size_t len)
 {
 	int saved = errno;

@@ -36,6 +36,12 @@ void *ar_os_map_aligned(size_t len, size_t align);
  * preserved. */
 void *ar_os_map_at(void *addr, size_t len);
 
+/* Fault in the pages of [p, p+len) (page-aligned) now, in one system call
+ * (MADV_POPULATE_WRITE), for memory the caller is about to fill anyway: one
+ * call instead of a trap per page. A kernel without it (before 5.14) leaves
+ * the pages to fault one by one, as before; errno is preserved. */
+void ar_os_populate(void *p, size_t len);
+
 /* Unmap [p, p+len); errno is preserved. */
 void ar_os_unmap(void *p, size_t len);
 

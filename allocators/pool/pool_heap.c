@@ -20,6 +20,7 @@
 #include "lock.h"
 #include "os.h"
 #include "pool_list.h"
+#include "single_thread.h"
 #include "util.h"
 
 typedef struct pool_class {
@@ -27,6 +28,7 @@ typedef struct pool_class {
 	_Atomic uint64_t pop_wraps; /* times free.head.pops wrapped past 2^32 */
 	ar_lock_t lock;             /* carving: bump, bump_end, carved, chunks */
 	char *bump, *bump_end;      /* unused tail of the newest chunk */
+	char *ready;                /* pages below this are faulted in (carve) */
 	uint64_t carved;            /* blocks ever carved from chunks */
 	uint64_t chunks;
 	uint32_t size;
@@ -68,6 +70,7 @@ static int grow(pool_class_t *k, unsigned cls)
 	size_t room = csize - AR_POOL_CHUNK_HDR;
 	k->bump = (char *)c + AR_POOL_CHUNK_HDR;
 	k->bump_end = k->bump + room - room % k->size;
+	k->ready = (char *)c + ar_page_size; /* the header's page, written above */
 	k->chunks++;
 	return 0;
 }
@@ -81,23 +84,51 @@ static inline void *pop(pool_class_t *k)
 	return b;
 }
 
+/* Fault in the pages of k's chunk from k->ready up to at least end, in
+ * steps of AR_POOL_POPULATE bytes (never past the chunk's carvable end):
+ * the blocks carved next will be written there anyway, and one system call
+ * costs less than a trap per page (os.h). Replays of D, 5 interleaved:
+ * median 14.7 -> 22.3 M calls/s with 32 KiB steps; 16 KiB kept as fast
+ * within the noise for less memory (peak heap 4.0 -> 4.2 MiB, 32 KiB: 4.6).
+ * At most one step per class beyond what is carved. Called with k->lock
+ * held. */
+#define AR_POOL_POPULATE ((size_t)16 << 10)
+static void populate(pool_class_t *k, const char *end)
+{
+	if (end <= k->ready)
+		return;
+	char *stop = k->ready + AR_POOL_POPULATE;
+	if (stop < end)
+		stop = (char *)end;
+	char *limit = (char *)ar_align_up_ptr((uintptr_t)k->bump_end, ar_page_size);
+	if (stop > limit)
+		stop = limit;
+	stop = (char *)ar_align_up_ptr((uintptr_t)stop, ar_page_size);
+	ar_os_populate(k->ready, (size_t)(stop - k->ready));
+	k->ready = stop;
+}
+
 /* Carve up to n never-used blocks of class cls, linked through their first
  * word in front of *list, under the class's lock. Returns how many. */
 static unsigned carve(pool_class_t *k, unsigned cls, unsigned n, void **list)
 {
 	unsigned got = 0;
-	ar_lock(&k->lock);
+	int one = ar_one_thread(); /* nobody to exclude (single_thread.h) */
+	if (!one)
+		ar_lock(&k->lock);
 	while (got < n) {
 		if (k->bump == k->bump_end && grow(k, cls) != 0)
 			break;
 		void *b = k->bump;
 		k->bump += k->size;
+		populate(k, k->bump);
 		*(void **)b = *list;
 		*list = b;
 		got++;
 	}
 	k->carved += got;
-	ar_unlock(&k->lock);
+	if (!one)
+		ar_unlock(&k->lock);
 	return got;
 }
 

@@ -83,7 +83,7 @@ void *ar_tc_refill(ar_tcache_t *tc, unsigned cls)
 	tc_set_count(b, n - 1);
 	tc->cached_bytes += (size_t)(n - 1) * ar_sc_size(cls);
 	tc_bump(&tc->misses);
-	tc_bump(&tc->allocs[cls]);
+	tc_bump(&tc->bins[cls].allocs);
 	return head;
 }
 
@@ -139,7 +139,7 @@ void ar_tc_stats(ar_alloc_stats_t *out, uint64_t cached[AR_SC_COUNT], uint64_t a
 	for (ar_tcache_t *tc = tc_all; tc; tc = tc->next) {
 		for (unsigned c = 0; c < AR_SC_COUNT; c++) {
 			cached[c] += tc_get_count(&tc->bins[c]);
-			allocs[c] += atomic_load_explicit(&tc->allocs[c], memory_order_relaxed);
+			allocs[c] += atomic_load_explicit(&tc->bins[c].allocs, memory_order_relaxed);
 		}
 		out->frees_total += atomic_load_explicit(&tc->frees, memory_order_relaxed);
 		out->cache_misses += atomic_load_explicit(&tc->misses, memory_order_relaxed);

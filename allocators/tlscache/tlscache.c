@@ -71,7 +71,7 @@ static inline void *alloc_small(unsigned cls)
 			b->head = *(void **)p;
 			tc_set_count(b, tc_get_count(b) - 1);
 			tc->cached_bytes -= ar_sc_size(cls);
-			tc_bump(&tc->allocs[cls]);
+			tc_bump(&tc->bins[cls].allocs);
 			return p;
 		}
 		return ar_tc_refill(tc, cls);
