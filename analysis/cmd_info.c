@@ -80,6 +80,15 @@ static void json_process(const ar_reader_t *r)
 	json_figure("peak_rss_bytes", has, has ? p->peak_rss_bytes : 0);
 	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
 	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
+	int cpu = has && p->has_cpu;
+	json_figure("cpu_user_ns", cpu, cpu ? p->cpu_user_ns : 0);
+	json_figure("cpu_sys_ns", cpu, cpu ? p->cpu_sys_ns : 0);
+	int rcpu = cpu && p->has_recorder_cpu;
+	json_figure("recorder_writer_cpu_ns", rcpu, rcpu ? p->recorder_writer_cpu_ns : 0);
+	json_figure("recorder_calls_cpu_ns", rcpu, rcpu ? p->recorder_calls_cpu_ns : 0);
+	int scpu = cpu && p->has_cpu_start;
+	json_figure("cpu_user_start_ns", scpu, scpu ? p->cpu_user_start_ns : 0);
+	json_figure("cpu_sys_start_ns", scpu, scpu ? p->cpu_sys_start_ns : 0);
 	printf(",\"rss_samples\":%u", ar_reader_rss_count(r));
 }
 
@@ -116,6 +125,35 @@ static void text_provenance(const ar_header_t *h)
 		printf("event times       not recorded (durations and lifetimes in time are unknown)\n");
 }
 
+/* The process's CPU time and the recorder's part of it (SPEC 6.10): what
+ * the program itself used is the difference. */
+static void text_cpu(const ar_process_info_t *p, int window)
+{
+	if (!p->has_cpu)
+		return;
+	double user = (double)p->cpu_user_ns / 1e9, sys = (double)p->cpu_sys_ns / 1e9;
+	/* a window's trace: what the process used before it began is not its
+	 * (a whole program's start-up before the recorder's is the program's) */
+	double u0 = (double)p->cpu_user_start_ns / 1e9, s0 = (double)p->cpu_sys_start_ns / 1e9;
+	if (window && p->has_cpu_start && u0 <= user && s0 <= sys) {
+		printf("process CPU       %.3f s since the trace began (user %.3f s, system %.3f s; %.3f s before)",
+		       user - u0 + sys - s0, user - u0, sys - s0, u0 + s0);
+		user -= u0;
+		sys -= s0;
+	} else {
+		printf("process CPU       %.3f s (user %.3f s, system %.3f s)", user + sys, user, sys);
+	}
+	if (p->has_recorder_cpu && (p->recorder_writer_cpu_ns || p->recorder_calls_cpu_ns)) {
+		double w = (double)p->recorder_writer_cpu_ns / 1e9, c = (double)p->recorder_calls_cpu_ns / 1e9;
+		double prog = user + sys - w - c;
+		printf("; the recorder's %.3f s (writer %.3f s, its work in the program's calls ~%.3f s, sampled)",
+		       w + c, w, c);
+		if (prog > 0)
+			printf(", the program's %.3f s", prog);
+	}
+	printf("\n");
+}
+
 /* The same in text, for every trace. */
 static void text_process(const ar_reader_t *r)
 {
@@ -136,6 +174,7 @@ static void text_process(const ar_reader_t *r)
 			snprintf(end, sizeof end, "%.1f MiB", (double)p->end_rss_bytes / 1048576.0);
 		printf("process RSS       start %.1f MiB, peak %s (VmHWM), at close %s; %u samples\n",
 		       (double)p->start_rss_bytes / 1048576.0, peak, end, ar_reader_rss_count(r));
+		text_cpu(p, (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0);
 	} else if (ar_reader_rss_count(r)) {
 		printf("process RSS       %u samples (no end record: the trace was not closed)\n", ar_reader_rss_count(r));
 	} else {

@@ -5,6 +5,12 @@
  *   bench_format [EVENTS] [THREADS] [LEVEL] [KEEP]  (default 10000000 1 1)
  *   KEEP: write the trace there and keep it, instead of a removed temp file
  *   bench_format --phases [EVENTS]  where the time of one thread's blocks goes
+ *   bench_format --rewrite IN OUT [MAJOR] [LEVEL]  the events of trace IN
+ *       (a real recording) written again into OUT as format MAJOR (2: chained
+ *       blocks, SPEC 3.4; 1: every block alone), zstd LEVEL (default 2, 3),
+ *       then read back: bytes per event and the rates on real events
+ *   BENCH_FORMAT_CHAIN=0|1|2 in the environment: ar_writer_set_chaining's
+ *       AR_CHAIN_OFF, _WHEN_IT_PAYS (the default), _ALWAYS
  *
  * Events are generated in chunks outside the timed window; the encode time
  * covers ar_evbuf_append, zstd compression and write(2) to a file in
@@ -66,6 +72,14 @@ static void std_free(void *opaque, void *p)
 }
 
 static double thread_cpu(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+
+/* BENCH_FORMAT_CHAIN, when set, for ar_writer_set_chaining. */
+static void set_chaining(ar_writer_t *w)
+{
+	const char *v = getenv("BENCH_FORMAT_CHAIN");
+	if (v && *v)
+		ar_writer_set_chaining(w, atoi(v));
+}
 
 /* --phases: the same stream on one thread, block by block, each step timed
  * alone by CPU time: ar_evbuf_append, ar_enc_events, zstd level 1 (the
@@ -148,10 +162,119 @@ static int phases(size_t total)
 	return 0;
 }
 
+/* Read OUT back in file and merged order: 0, or 2 when it does not give
+ * `total` events. */
+static int read_back(const char *path, size_t total, stamp_t dec[2])
+{
+	for (int merged = 0; merged < 2; merged++) {
+		stamp_t t0 = now();
+		ar_reader_t *r;
+		ar_error_t err;
+		if (ar_reader_open(&r, path, &err) != 0) {
+			fprintf(stderr, "bench_format: %s\n", err.msg);
+			return 2;
+		}
+		ar_event_t e;
+		size_t n = 0;
+		int rc;
+		while ((rc = merged ? ar_reader_next_merged(r, &e) : ar_reader_next(r, &e)) == 1)
+			n++;
+		since(&dec[merged], t0);
+		if (rc != 0 || n != total || ar_reader_status(r) != AR_STATUS_COMPLETE) {
+			fprintf(stderr, "bench_format: read back %zu of %zu events: %s\n", n, total,
+				ar_reader_error(r)->msg);
+			return 2;
+		}
+		ar_reader_close(r);
+	}
+	return 0;
+}
+
+/* --rewrite: the events of a real trace, in file order, through one evbuf
+ * per thread (so blocks are full, 16384 events or AR_EVBUF_MAX_BYTES; no
+ * metadata blocks but the footer), written as format `major`: the same events and blocks for both formats,
+ * so only the block coding differs. Events are read into memory first and
+ * only appending, encoding, compressing and writing are timed. */
+static int rewrite(const char *in, const char *out, int major, int level)
+{
+	ar_reader_t *r;
+	ar_error_t err;
+	if (ar_reader_open(&r, in, &err) != 0) {
+		fprintf(stderr, "bench_format: %s\n", err.msg);
+		return 2;
+	}
+	size_t total = (size_t)ar_reader_event_count(r), n = 0;
+	ar_event_t *evs = malloc((total ? total : 1) * sizeof *evs);
+	uint32_t nthreads = 0;
+	while (evs && n < total && ar_reader_next(r, &evs[n]) == 1)
+		if (evs[n++].thread >= nthreads)
+			nthreads = evs[n - 1].thread + 1;
+	ar_header_t h = *ar_reader_header(r);
+	uint64_t *tids = calloc(nthreads ? nthreads : 1, sizeof *tids);
+	for (uint32_t t = 0; tids && t < nthreads; t++) /* blocks carry the OS tid */
+		tids[t] = ar_reader_thread(r, t) ? ar_reader_thread(r, t)->os_tid : 0;
+	ar_reader_close(r);
+	if (!evs || !tids || n != total || nthreads > 4096) {
+		fprintf(stderr, "bench_format: %s: cannot read its %zu events (or more than 4096 threads)\n", in, total);
+		return 2;
+	}
+	h.version_major = (uint16_t)major;
+	h.version_minor = major >= 2 ? 0 : 3;
+	int fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ar_writer_t *w;
+	if (fd < 0 || ar_writer_open(&w, fd, &h, level, NULL, &err) != 0) {
+		fprintf(stderr, "bench_format: %s: cannot write\n", out);
+		return 2;
+	}
+	set_chaining(w);
+	ar_evbuf_t *bufs = calloc(nthreads, sizeof *bufs);
+	uint8_t *mem = malloc((size_t)nthreads * AR_EVBUF_MAX_BYTES);
+	for (uint32_t t = 0; bufs && mem && t < nthreads; t++)
+		ar_evbuf_reset(&bufs[t], mem + (size_t)t * AR_EVBUF_MAX_BYTES, AR_EVBUF_MAX_BYTES, t, tids[t]);
+	stamp_t enc = {0, 0}, t0 = now();
+	int rc = bufs && mem ? 0 : AR_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < total; i++) {
+		ar_evbuf_t *b = &bufs[evs[i].thread];
+		if ((rc = ar_evbuf_append(b, &evs[i])) == AR_EFULL) {
+			rc = ar_writer_write_events(w, b, &err);
+			ar_evbuf_reset(b, b->data, AR_EVBUF_MAX_BYTES, b->thread, b->os_tid);
+			if (rc == 0)
+				rc = ar_evbuf_append(b, &evs[i]);
+		}
+	}
+	for (uint32_t t = 0; rc == 0 && t < nthreads; t++)
+		rc = ar_writer_write_events(w, &bufs[t], &err);
+	uint64_t bytes = ar_writer_bytes(w);
+	if (rc == 0)
+		rc = ar_writer_close(w, evs[total ? total - 1 : 0].time_ns, 1, &err);
+	since(&enc, t0);
+	close(fd);
+	if (rc != 0) {
+		fprintf(stderr, "bench_format: %s: %s\n", out, ar_strerror(rc));
+		return 2;
+	}
+	stamp_t dec[2] = {{0, 0}, {0, 0}};
+	if (read_back(out, total, dec))
+		return 2;
+	printf("rewrite %s: %zu events, %u thread(s), format %d, zstd level %d\n", in, total, nthreads, major, level);
+	rate("encode+compress+write", total, enc);
+	rate("decode (file order)", total, dec[0]);
+	rate("decode (merged order)", total, dec[1]);
+	printf("  size                    %8.3f bytes/event (%llu bytes)\n", (double)bytes / (double)total,
+	       (unsigned long long)bytes);
+	free(evs);
+	free(tids);
+	free(bufs);
+	free(mem);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--phases") == 0)
 		return phases(argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000);
+	if (argc > 3 && strcmp(argv[1], "--rewrite") == 0)
+		return rewrite(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 3);
 	size_t total = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
 	uint32_t nthreads = argc > 2 ? (uint32_t)atoi(argv[2]) : 1;
 	int level = argc > 3 ? atoi(argv[3]) : 1;
@@ -177,6 +300,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_format: %s\n", err.msg);
 		return 2;
 	}
+	set_chaining(w);
 	ar_synth_t s;
 	ar_synth_init(&s, nthreads, 42);
 	ar_event_t *evs = malloc(chunk * sizeof *evs);

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_cost.h"
 #include "rec_fast.h"
 #include "rec_internal.h"
 
@@ -208,6 +209,31 @@ static inline int paused(void)
 	return atomic_load_explicit(&rec_state, memory_order_relaxed) == REC_PAUSED;
 }
 
+/* The recorded part of each of the four hottest hooks is written once, as
+ * an inline function of `timed`, and compiled twice: untimed in the hook,
+ * timed (rec_cost.h) in a function of its own (NAME_timed) that one call in
+ * REC_COST_EVERY takes, so the common call carries no timing code. */
+
+static inline __attribute__((always_inline)) void *malloc_rec(rec_thread_t *t, size_t n, const int timed)
+{
+	uint64_t c0 = rec_cost_mark(timed), r0 = rec_cost_mark(timed);
+	void *r = rec_real.malloc(n);
+	uint64_t r1 = rec_cost_mark(timed), seq = rec_next_seq(), time;
+	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_MALLOC, seq, 0, 0, n, 0, (uintptr_t)r, &time))) {
+		rec_cost_end(timed, c0, r0, r1);
+		return r;
+	}
+	int err = errno;
+	ar_event_t e = EV(.op = AR_OP_MALLOC, .size = n, .result = (uintptr_t)r, .seq = seq);
+	end_at(t, &e, err, time);
+	rec_cost_end(timed, c0, r0, r1);
+	return r;
+}
+static __attribute__((noinline)) void *malloc_timed(rec_thread_t *t, size_t n)
+{
+	return malloc_rec(t, n, 1);
+}
+
 static __attribute__((noinline)) void *malloc_hook(size_t n)
 {
 	if (REC_UNLIKELY(!rec_real.malloc)) {
@@ -218,14 +244,31 @@ static __attribute__((noinline)) void *malloc_hook(size_t n)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.malloc(n);
-	void *r = rec_real.malloc(n);
-	uint64_t seq = rec_next_seq(), time;
-	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_MALLOC, seq, 0, 0, n, 0, (uintptr_t)r, &time)))
-		return r;
+	if (REC_UNLIKELY(rec_cost_due(t)))
+		return malloc_timed(t, n);
+	return malloc_rec(t, n, 0);
+}
+
+static inline __attribute__((always_inline)) void free_rec(rec_thread_t *t, void *p, const int timed)
+{
+	uint64_t c0 = rec_cost_mark(timed);
+	uint64_t old_size = old_size_of(p), time;
+	uint64_t seq = rec_next_seq(); /* SPEC 4: before the real free */
+	uint64_t r0 = rec_cost_mark(timed);
+	rec_real.free(p);
+	uint64_t r1 = rec_cost_mark(timed);
+	if (REC_LIKELY(rec_fast_event(t, old_size == 0, AR_OP_FREE, seq, 0, (uintptr_t)p, 0, 0, 0, &time))) {
+		rec_cost_end(timed, c0, r0, r1);
+		return;
+	}
 	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_MALLOC, .size = n, .result = (uintptr_t)r, .seq = seq);
+	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p, .old_size = old_size, .seq = seq);
 	end_at(t, &e, err, time);
-	return r;
+	rec_cost_end(timed, c0, r0, r1);
+}
+static __attribute__((noinline)) void free_timed(rec_thread_t *t, void *p)
+{
+	free_rec(t, p, 1);
 }
 
 static __attribute__((noinline)) void free_hook(void *p)
@@ -242,14 +285,31 @@ static __attribute__((noinline)) void free_hook(void *p)
 		rec_real.free(p);
 		return;
 	}
-	uint64_t old_size = old_size_of(p), time;
-	uint64_t seq = rec_next_seq(); /* SPEC 4: before the real free */
-	rec_real.free(p);
-	if (REC_LIKELY(rec_fast_event(t, old_size == 0, AR_OP_FREE, seq, 0, (uintptr_t)p, 0, 0, 0, &time)))
-		return;
+	if (REC_UNLIKELY(rec_cost_due(t)))
+		free_timed(t, p);
+	else
+		free_rec(t, p, 0);
+}
+
+static inline __attribute__((always_inline)) void *calloc_rec(rec_thread_t *t, size_t n, size_t size,
+								const int timed)
+{
+	uint64_t c0 = rec_cost_mark(timed), r0 = rec_cost_mark(timed);
+	void *r = rec_real.calloc(n, size);
+	uint64_t r1 = rec_cost_mark(timed), seq = rec_next_seq(), time;
+	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_CALLOC, seq, 0, 0, size, n, (uintptr_t)r, &time))) {
+		rec_cost_end(timed, c0, r0, r1);
+		return r;
+	}
 	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_FREE, .ptr = (uintptr_t)p, .old_size = old_size, .seq = seq);
+	ar_event_t e = EV(.op = AR_OP_CALLOC, .count = n, .size = size, .result = (uintptr_t)r, .seq = seq);
 	end_at(t, &e, err, time);
+	rec_cost_end(timed, c0, r0, r1);
+	return r;
+}
+static __attribute__((noinline)) void *calloc_timed(rec_thread_t *t, size_t n, size_t size)
+{
+	return calloc_rec(t, n, size, 1);
 }
 
 static __attribute__((noinline)) void *calloc_hook(size_t n, size_t size)
@@ -265,14 +325,9 @@ static __attribute__((noinline)) void *calloc_hook(size_t n, size_t size)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.calloc(n, size);
-	void *r = rec_real.calloc(n, size);
-	uint64_t seq = rec_next_seq(), time;
-	if (REC_LIKELY(rec_fast_event(t, r != NULL, AR_OP_CALLOC, seq, 0, 0, size, n, (uintptr_t)r, &time)))
-		return r;
-	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_CALLOC, .count = n, .size = size, .result = (uintptr_t)r, .seq = seq);
-	end_at(t, &e, err, time);
-	return r;
+	if (REC_UNLIKELY(rec_cost_due(t)))
+		return calloc_timed(t, n, size);
+	return calloc_rec(t, n, size, 0);
 }
 
 /* realloc of a bootstrap block: it was never the allocator's, so it becomes
@@ -284,6 +339,32 @@ static void *boot_realloc(void *p, size_t n)
 	if (r)
 		memcpy(r, p, old < n ? old : n);
 	return r;
+}
+
+static inline __attribute__((always_inline)) void *realloc_rec(rec_thread_t *t, void *p, size_t n, const int timed)
+{
+	uint64_t c0 = rec_cost_mark(timed);
+	uint64_t old_size = old_size_of(p), time;
+	uint64_t seq = rec_next_seq(); /* SPEC 4: p may be released by the call */
+	uint64_t r0 = rec_cost_mark(timed);
+	void *r = rec_real.realloc(p, n);
+	uint64_t r1 = rec_cost_mark(timed);
+	uint64_t seq2 = rec_next_seq(); /* and the result exists only now */
+	if (REC_LIKELY(rec_fast_event(t, r != NULL && old_size == 0, AR_OP_REALLOC, seq, seq2, (uintptr_t)p, n, 0,
+				      (uintptr_t)r, &time))) {
+		rec_cost_end(timed, c0, r0, r1);
+		return r;
+	}
+	int err = errno;
+	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n, .old_size = old_size, .seq = seq,
+			  .seq2 = seq2, .result = (uintptr_t)r);
+	end_at(t, &e, err, time);
+	rec_cost_end(timed, c0, r0, r1);
+	return r;
+}
+static __attribute__((noinline)) void *realloc_timed(rec_thread_t *t, void *p, size_t n)
+{
+	return realloc_rec(t, p, n, 1);
 }
 
 static __attribute__((noinline)) void *realloc_hook(void *p, size_t n)
@@ -305,18 +386,9 @@ static __attribute__((noinline)) void *realloc_hook(void *p, size_t n)
 	rec_thread_t *t = begin();
 	if (!t)
 		return rec_real.realloc(p, n);
-	uint64_t old_size = old_size_of(p), time;
-	uint64_t seq = rec_next_seq(); /* SPEC 4: p may be released by the call */
-	void *r = rec_real.realloc(p, n);
-	uint64_t seq2 = rec_next_seq(); /* and the result exists only now */
-	if (REC_LIKELY(rec_fast_event(t, r != NULL && old_size == 0, AR_OP_REALLOC, seq, seq2, (uintptr_t)p, n, 0,
-				      (uintptr_t)r, &time)))
-		return r;
-	int err = errno;
-	ar_event_t e = EV(.op = AR_OP_REALLOC, .ptr = (uintptr_t)p, .size = n, .old_size = old_size, .seq = seq,
-			  .seq2 = seq2, .result = (uintptr_t)r);
-	end_at(t, &e, err, time);
-	return r;
+	if (REC_UNLIKELY(rec_cost_due(t)))
+		return realloc_timed(t, p, n);
+	return realloc_rec(t, p, n, 0);
 }
 
 /* The four hottest entry points: paused, a jump to the real function (the

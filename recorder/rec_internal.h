@@ -222,6 +222,7 @@ struct rec_thread {
 	int appending;                /* the owner is inside rec_thread_append (a signal
 				       * handler that closes the trace must not take cur then) */
 	rec_stamp_t stamp;            /* when its events read the clock (owner only) */
+	uint32_t cost_left;           /* calls to its next timed one (rec_cost.h; owner only) */
 	char pad[REC_CACHELINE];
 };
 
@@ -452,6 +453,8 @@ int rec_writer_init(int lazy_open);
 int rec_writer_start(void);
 /* Hand a buffer (events and/or metadata) to the writer. */
 void rec_writer_submit(rec_buf_t *b);
+/* The CPU time the writer threads of this image have used, ns. */
+uint64_t rec_writer_cpu_total_ns(void);
 /* A new thread record exists; the writer adds it to its list. */
 void rec_writer_add_thread(rec_thread_t *t);
 /* Flush everything and close the trace (with a footer). why: "exit", "exec",

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_cost.h"
 #include "rec_internal.h"
 
 extern char **environ;
@@ -58,6 +59,7 @@ void rec_init(void)
 	rec_pid = rec_getpid();
 	rec_start_mono_ns = rec_mono_ns();
 	rec_clock_init();
+	rec_cost_calibrate();
 	rec_process_init(); /* the RSS before the program's main */
 	rec_config_read();
 	env_snapshot();
@@ -260,6 +262,7 @@ int rec_init_attached(void)
 	rec_pid = rec_getpid();
 	rec_start_mono_ns = rec_mono_ns();
 	rec_clock_init();
+	rec_cost_calibrate();
 	rec_process_init();
 	rec_writer_init(1);
 	rec_stacks_init();

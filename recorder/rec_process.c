@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "ar_readfile.h"
+#include "rec_cost.h"
 #include "rec_internal.h"
 #include "registry_int.h"
 
@@ -53,6 +54,14 @@ static ar_metabuf_t samples;
 static uint64_t flushed_ns, next_ns, interval_ns, nsamples;
 /* The highest RSS sampled, and how much of it was the recorder's own. */
 static uint64_t max_rss, recorder_at_max;
+/* The process's CPU times and its writers' when this trace began: a
+ * window's trace holds only what came after (SPEC 6.10). */
+static uint64_t cpu_user_start, cpu_sys_start, writer_cpu_start;
+
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000u + (uint64_t)tv.tv_usec * 1000u;
+}
 
 /* The decimal number at p (0 when none; digits past 2^64 are not ours to
  * meet: /proc prints page and kB counts). */
@@ -113,6 +122,14 @@ static void start_now(void)
 	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	open_statm();
 	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
+	struct rusage ru;
+	cpu_user_start = cpu_sys_start = 0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		cpu_user_start = tv_ns(ru.ru_utime);
+		cpu_sys_start = tv_ns(ru.ru_stime);
+	}
+	writer_cpu_start = rec_writer_cpu_total_ns();
+	rec_cost_restart();
 	start_written = 0;
 	max_rss = recorder_at_max = 0;
 	ar_metabuf_reset(&samples, sbuf, sizeof sbuf);
@@ -235,8 +252,15 @@ void rec_process_close(void)
 	pi.recorder_rss_bytes = recorder_at_max;
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		pi.cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
-		pi.cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+		pi.cpu_user_ns = tv_ns(ru.ru_utime);
+		pi.cpu_sys_ns = tv_ns(ru.ru_stime);
+		pi.cpu_user_start_ns = cpu_user_start;
+		pi.cpu_sys_start_ns = cpu_sys_start;
+		/* the recorder's part of them since the start (rec_cost.h says
+		 * why it matters) */
+		uint64_t w = rec_writer_cpu_total_ns();
+		pi.recorder_writer_cpu_ns = w > writer_cpu_start ? w - writer_cpu_start : 0;
+		pi.recorder_calls_cpu_ns = rec_cost_calls_ns();
 	}
 	/* The last sample is the end: a program shorter than one period still
 	 * has two points. */

@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rec_cost.h"
 #include "rec_internal.h"
 
 _Atomic int rec_writer_running;
@@ -369,6 +370,29 @@ void rec_limit_report(void)
 }
 
 /* ---- the writer thread ---------------------------------------------------------------- */
+
+/* The CPU time of the writer threads (CLOCK_THREAD_CPUTIME_ID): the
+ * recorder's own share of the process's CPU time (SPEC 6.10), which the
+ * closing thread reads. A writer stores its own each scan; one that ends
+ * (a window closed, a limit reached) moves its total to the finished
+ * writers', so a later window's writer adds to it as getrusage does. */
+static _Atomic uint64_t writer_cpu_done, writer_cpu_ns;
+
+static void writer_cpu_update(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		atomic_store_explicit(&writer_cpu_ns, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+				      memory_order_relaxed);
+}
+
+uint64_t rec_writer_cpu_total_ns(void)
+{
+	if (rec_tls.is_writer)
+		writer_cpu_update();
+	return atomic_load(&writer_cpu_done) + atomic_load(&writer_cpu_ns);
+}
+
 static void *writer_main(void *arg)
 {
 	(void)arg;
@@ -401,6 +425,7 @@ static void *writer_main(void *arg)
 			break;
 		}
 		if (now - last_scan >= tick) {
+			writer_cpu_update();
 			rec_clock_refit();
 			steal_all(rec_cfg.flush_ns);
 			last_scan = now;
@@ -432,6 +457,8 @@ static void *writer_main(void *arg)
 		if (atomic_load(&rec_state) == REC_STOPPED)
 			break; /* a write failed: nothing more to do */
 	}
+	writer_cpu_update();
+	atomic_fetch_add(&writer_cpu_done, atomic_exchange(&writer_cpu_ns, 0));
 	atomic_store(&rec_writer_running, 0);
 	syscall(SYS_futex, &closed, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 	return NULL;
@@ -624,6 +651,8 @@ void rec_writer_reset_child(void)
 	limit_dropped_base = 0;
 	size_reached = 0;
 	atomic_store(&rec_seq.n, 0);
+	atomic_store(&writer_cpu_done, 0); /* the child's writer is its own */
+	atomic_store(&writer_cpu_ns, 0);
 	atomic_store(&stop_reason, 0);
 	rotate_due = 0;
 	limit_origin_ns = rec_mono_ns();

@@ -135,7 +135,8 @@ static int store_recorded(sqlite3 *db, const ar_trace_info_t *t, char *err, size
 		 "UPDATE traces SET recorded_allocator = ?2, recorded_allocator_library = ?3,"
 		 " recorded_allocator_version = ?4, recorded_duration_ns = ?5, recorded_start_rss_bytes = ?6,"
 		 " recorded_peak_rss_bytes = ?7, recorded_rss_samples = ?8, recorded_reason = ?9,"
-		 " recorded_cpu_ns = ?10, recorded_recorder_bytes = ?11 WHERE sha256 = ?1",
+		 " recorded_cpu_ns = ?10, recorded_recorder_bytes = ?11, recorded_recorder_cpu_ns = ?12"
+		 " WHERE sha256 = ?1",
 		 &st, err, cap))
 		return -1;
 	const ar_recorded_t *r = &t->rec;
@@ -150,6 +151,7 @@ static int store_recorded(sqlite3 *db, const ar_trace_info_t *t, char *err, size
 	b_text(st, 9, r->reason);
 	b_num(st, 10, r->cpu_ns);
 	b_num(st, 11, r->recorder_bytes);
+	b_num(st, 12, r->recorder_cpu_ns);
 	return step_done(db, st, err, cap);
 }
 

@@ -116,6 +116,7 @@ typedef struct ar_recorded {
 	double duration_ns, start_rss_bytes, peak_rss_bytes;
 	double cpu_ns; /* user + system CPU time of the whole process */
 	double recorder_bytes; /* the recorder's own peak mapping, inside the RSS figures */
+	double recorder_cpu_ns; /* the recorder's own part of cpu_ns (its writer, its work in the calls) */
 	uint64_t rss_samples;
 	char reason[1024];
 } ar_recorded_t;

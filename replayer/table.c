@@ -67,6 +67,7 @@ void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *cons
 	rt->recorded_rss_samples = (double)t->rec.rss_samples;
 	rt->recorded_cpu_ns = t->rec.cpu_ns;
 	rt->recorded_recorder_bytes = t->rec.recorder_bytes;
+	rt->recorded_recorder_cpu_ns = t->rec.recorder_cpu_ns;
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 0);
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 1);
 	ar_res_finish(rt);

@@ -140,6 +140,7 @@ typedef struct ar_res_trace {
 	double recorded_duration_ns, recorded_start_rss_bytes, recorded_peak_rss_bytes, recorded_rss_samples;
 	double recorded_cpu_ns; /* user + system CPU time of the recorded process */
 	double recorded_recorder_bytes; /* the recorder's own memory, inside the recorded RSS */
+	double recorded_recorder_cpu_ns; /* the recorder's own CPU time, inside recorded_cpu_ns */
 	/* Set before ar_res_finish to ask for a baseline (NULL: the rule above). */
 	char *baseline_wanted;
 	/* Set by ar_res_finish: the allocator every ratio is against (NULL: none

@@ -165,6 +165,17 @@ int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES])
 			why = t->allocs[i].prediction_reason;
 		if (why)
 			lines[n++] = ar_res_strf("no prediction for the program: %s", why);
+	} else if (t->recorded_cpu_ns > 0) {
+		/* what every predicted time starts from (predict.c) */
+		double rc = t->recorded_recorder_cpu_ns;
+		if (rc > 0 && rc < t->recorded_cpu_ns)
+			lines[n++] = ar_res_strf("predicted time from the program's CPU time: %.3f s (the recording's "
+						 "%.3f s less the recorder's own %.3f s)",
+						 (t->recorded_cpu_ns - rc) / 1e9, t->recorded_cpu_ns / 1e9, rc / 1e9);
+		else
+			lines[n++] = ar_res_strf("predicted time from the recording's CPU time: %.3f s (the "
+						 "recorder's own part not known: a trace before format 2.0)",
+						 t->recorded_cpu_ns / 1e9);
 	}
 	const ar_res_alloc_t *fa = ar_res_fidelity_of(t);
 	if (fa && (fa->fid_time_err.n || fa->fid_rss_err.n || fa->fidelity_reason)) {
@@ -625,7 +636,7 @@ void ar_res_json_trace(FILE *f, const ar_res_trace_t *t, int first)
 		double v;
 	} rec[] = {{"duration_ns", t->recorded_duration_ns}, {"start_rss_bytes", t->recorded_start_rss_bytes},
 		   {"peak_rss_bytes", t->recorded_peak_rss_bytes}, {"rss_samples", t->recorded_rss_samples},
-		   {"cpu_ns", t->recorded_cpu_ns}};
+		   {"cpu_ns", t->recorded_cpu_ns}, {"recorder_cpu_ns", t->recorded_recorder_cpu_ns}};
 	for (size_t k = 0; k < sizeof rec / sizeof *rec; k++) {
 		fprintf(f, ", \"%s\": ", rec[k].k);
 		/* 0 from a trace built in memory (allocreplay) means not known */

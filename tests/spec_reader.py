@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# spec_reader.py -- an independent reader of the allocrr trace format 1.3 (and every earlier 1.x).
+# spec_reader.py -- an independent reader of the allocrr trace format 2.0 (and every 1.x).
 #
 # Written from trace-format/SPEC.md ALONE, without looking at the C reader or
 # writer: it is the "second reader" that keeps the specification honest.
@@ -12,9 +12,14 @@
 #   /usr/bin/python3 tests/spec_reader.py verify FILE  "ok N events" / "truncated ..." /
 #                                                      "corrupt ...", exit 0 / 1 / 2 (SPEC 7.2)
 #   /usr/bin/python3 tests/spec_reader.py process FILE the metadata of SPEC 6.7-6.11 as JSON
+#   /usr/bin/python3 tests/spec_reader.py raw FILE     the decoded bytes of every block in file
+#                                                      order: what `zstd -d` prints of a 1.x
+#                                                      trace, chained blocks included (SPEC 3.4)
 #   ... --as-1.2 dump|verify|process FILE             read as a 1.2 reader would: knowing
 #                                                      nothing of 1.3 (SPEC 8: the sized ops
 #                                                      are decoded from the op table's masks)
+#   ... --as-1.3 dump|verify|process FILE             read as a 1.3 reader would: refusing
+#                                                      a 2.x trace by its header (SPEC 8)
 #
 # Unlike a conforming production reader (SPEC 7.1), this one keeps every event
 # in memory and sorts them: it is a test oracle, not a tool for huge traces.
@@ -36,6 +41,7 @@ MAX_DESC = 256
 MAX_RAW = 4 << 20
 MAX_EVENTS = 16384
 MAX_DEPTH = 256
+MAX_CHAIN = 64  # SPEC 3.4, since 2.0
 
 # SPEC 5.1: code -> (name, field mask).  Mask bits, in encoding order:
 F_SEQ2, F_PTR, F_ALIGN, F_COUNT, F_SIZE, F_RESULT = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -145,8 +151,13 @@ class Trace:
         self.source_format = b""  # SPEC 3.1, since 1.2
         self.scrub_note = b""
         self.flags = 0            # SPEC 3.1 header flags
-        self.minor = 0
-        self.known_minor = 3      # the minor version this reader implements (--as-1.2: 2)
+        self.minor = 0            # the 1.x level of the trace: a 2.x trace holds all of 1.3
+        self.major = 1
+        self.known_minor = 3      # the 1.x minor version this reader implements (--as-1.2: 2)
+        self.known_major = 2      # the major it implements (--as-1.2, --as-1.3: 1)
+        self.last_raw = {}        # SPEC 3.4: thread -> decoded bytes of its last events block
+        self.chain_len = {}       # thread -> blocks in the chain that block ends
+        self.raw = []             # decoded blocks, file order (the raw command)
         self.window = None        # SPEC 6.11, since 1.3: the record's six fields
 
     def sized(self, code):
@@ -160,9 +171,12 @@ def parse_header(tr, c):
     if c.take(8) != b"ALLOCRRT":
         c.bad("no ALLOCRRT signature")
     major, minor, flags = struct.unpack("<HHI", c.take(8))
-    tr.flags, tr.minor = flags, minor
-    if major != 1:
-        c.bad("format major version %d, this reader knows 1 (SPEC 8)" % major)
+    if not 1 <= major <= tr.known_major:
+        c.bad("format major version %d, this reader knows %s (SPEC 8)"
+              % (major, "1" if tr.known_major == 1 else "1 to %d" % tr.known_major))
+    # SPEC 3.1/8: a 2.x header holds every field of 1.3, so it reads as 1.3
+    # data plus what 2.0 added (the descriptor's chain field, SPEC 3.2/3.4).
+    tr.flags, tr.major, tr.minor = flags, major, (minor if major == 1 else 3)
     c.string(63, "recorder version")
     c.varint(), c.varint()          # pid, parent pid
     c.string(4095, "command line")
@@ -189,7 +203,7 @@ def parse_header(tr, c):
             if (name.decode("utf-8", "replace"), mask) != BUILTIN_OPS[code]:
                 c.bad("op %d declared as %s/0x%x, SPEC 5.1 says %s/0x%x"
                       % ((code, name, mask) + BUILTIN_OPS[code]))
-        elif code in SIZED_OPS and min(minor, tr.known_minor) >= 3:
+        elif code in SIZED_OPS and min(tr.minor, tr.known_minor) >= 3:
             if (name.decode("utf-8", "replace"), mask) != SIZED_OPS[code][:2]:
                 c.bad("op %d declared as %s/0x%x, SPEC 5.1 says %s/0x%x"
                       % ((code, name, mask) + SIZED_OPS[code][:2]))
@@ -198,17 +212,24 @@ def parse_header(tr, c):
         tr.ops[code] = (name.decode("utf-8", "replace"), mask)
     # SPEC 3.1: 1.2 adds two strings after the op table; stop after the
     # fields of the versions known here, ignore any further bytes.
-    if minor >= 2:
+    if tr.minor >= 2:
         tr.source_format = c.string(63, "source format")
         tr.scrub_note = c.string(1023, "scrub note")
 
 
 # ---------------------------------------------------------------- SPEC 3.2
 
-def parse_desc(c):
+def parse_desc(tr, c):
     d = types.SimpleNamespace()
     (d.kind, d.thread, d.os_tid, d.count, d.first_seq, d.last_seq,
      d.raw_size, d.comp_size) = [c.varint() for _ in range(8)]
+    # SPEC 3.2, since 2.0: an optional ninth field, the chain; a 1.x trace's
+    # further bytes are ignored (SPEC 8).
+    d.chain = c.varint() if tr.major >= 2 and c.left() > 0 else 0
+    if d.kind == 1 and d.chain > 1:
+        c.bad("chain %d is not defined (SPEC 3.4)" % d.chain)
+    if d.kind == 2 and d.chain != 0:
+        c.bad("a metadata block cannot be chained (SPEC 3.4)")
     if d.raw_size > MAX_RAW:
         c.bad("raw_size %d exceeds 4 MiB" % d.raw_size)
     if d.comp_size < 9:
@@ -395,20 +416,29 @@ def parse_meta_record(tr, rtype, c, blocks_before):
             tr.process += (c.varint(), c.varint())
         if c.left() > 0:
             tr.process += (c.varint(),)
+        for _ in range(4):  # since 2.0: the recorder's CPU (writer, calls); CPU at the start
+            if c.left() > 0:
+                tr.process += (c.varint(),)
     elif rtype == R_WINDOW and tr.known_minor >= 3:
         # index, reason, start time, process start, heap in use, heap source
         tr.window = tuple(c.varint() for _ in range(5)) + (c.string(63, "heap source"),)
     # other types: skipped by their length (SPEC 8)
 
 
-def decode_block(tr, d, frame, where):
-    """SPEC 3.3: decompress one zstd frame and walk its records."""
+def decode_block(tr, d, frame, where, prefix=None):
+    """SPEC 3.3: decompress one zstd frame and walk its records; SPEC 3.4:
+    a chained block's frame against `prefix`, its link's decoded bytes (a
+    raw-content dictionary is zstd's reference prefix).  Returns the bytes."""
     try:
         params = zstandard.get_frame_parameters(frame)
         if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, d.raw_size):
             raise Corrupt(where, "zstd frame content size %d, descriptor raw_size %d"
                           % (params.content_size, d.raw_size))
-        dobj = zstandard.ZstdDecompressor().decompressobj()
+        if prefix is not None:
+            zd = zstandard.ZstdCompressionDict(prefix, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
+            dobj = zstandard.ZstdDecompressor(dict_data=zd).decompressobj()
+        else:
+            dobj = zstandard.ZstdDecompressor().decompressobj()
         raw = dobj.decompress(frame)
     except zstandard.ZstdError as e:
         raise Corrupt(where, "zstd: %s" % e)
@@ -436,6 +466,7 @@ def decode_block(tr, d, frame, where):
         blk.bad("empty events block")
     if d.kind == 2 and nrec != d.count:
         blk.bad("metadata block holds %d records, descriptor says %d" % (nrec, d.count))
+    return raw
 
 
 # ---------------------------------------------------------------- SPEC 2
@@ -475,19 +506,32 @@ def parse_file(tr, data):
             if dlen > MAX_DESC:
                 raise Corrupt(pos, "descriptor payload of %d bytes exceeds 256" % dlen)
             need(pos, 8 + dlen, "descriptor frame")
-            d = parse_desc(Cur(data, pos + 8, pos + 8 + dlen, pos, "descriptor at offset %d" % pos))
+            d = parse_desc(tr, Cur(data, pos + 8, pos + 8 + dlen, pos, "descriptor at offset %d" % pos))
             bpos = pos + 8 + dlen
             need(bpos, d.comp_size, "block")  # a short file is truncation, checked first
             if u32(bpos) != MAGIC_ZSTD:
                 raise Corrupt(bpos, "descriptor at offset %d not followed by a zstd frame" % pos)
+            prefix = None
             if d.kind == 1:
                 prev = tr.threads.get(d.thread)
                 if prev is not None and d.first_seq <= prev:
                     raise Corrupt(pos, "thread %d: first_seq %d not above previous last_seq %d"
                                   % (d.thread, d.first_seq, prev))
                 tr.threads[d.thread] = d.last_seq
+                if d.chain:  # SPEC 3.4: the link is this thread's previous events block
+                    if d.thread not in tr.last_raw:
+                        raise Corrupt(pos, "chained block of thread %d has no earlier block of its thread"
+                                      % d.thread)
+                    prefix = tr.last_raw[d.thread]
+                n = tr.chain_len.get(d.thread, 0) + 1 if d.chain else 1
+                if n > MAX_CHAIN:
+                    raise Corrupt(pos, "a chain of %d blocks exceeds %d (SPEC 7.1)" % (n, MAX_CHAIN))
+                tr.chain_len[d.thread] = n
             if d.kind in (1, 2):
-                decode_block(tr, d, data[bpos:bpos + d.comp_size], bpos)
+                raw = decode_block(tr, d, data[bpos:bpos + d.comp_size], bpos, prefix)
+                tr.raw.append(raw)
+                if d.kind == 1:
+                    tr.last_raw[d.thread] = raw
             # other kinds: skipped (SPEC 8)
             tr.blocks += 1
             pos = tr.good_end = bpos + d.comp_size
@@ -517,12 +561,12 @@ def merged(tr):
     return evs
 
 
-def read_trace(path, known_minor=3):
+def read_trace(path, known_minor=3, known_major=2):
     """Returns (trace, status, exc): status 'ok', 'truncated' or 'corrupt'."""
     with open(path, "rb") as f:
         data = f.read()
     tr = Trace()
-    tr.known_minor = known_minor
+    tr.known_minor, tr.known_major = known_minor, known_major
     status, exc = "ok", None
     try:
         parse_file(tr, data)
@@ -557,7 +601,8 @@ def process_json(tr):
         out["allocator"] = {"path": path, "soname": soname, "version": version}
     if tr.process:
         keys = ("start_rss_bytes", "start_time_ns", "peak_rss_bytes", "end_rss_bytes",
-                "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes")
+                "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes",
+                "recorder_writer_cpu_ns", "recorder_calls_cpu_ns", "cpu_user_start_ns", "cpu_sys_start_ns")
         out["process"] = dict(zip(keys, tr.process))
     out["rss_samples"] = len(tr.rss)
     if tr.window:  # SPEC 6.11
@@ -582,13 +627,19 @@ def process_json(tr):
 
 
 def main(argv):
-    known = 3
-    if len(argv) > 1 and argv[1] == "--as-1.2":
-        known, argv = 2, argv[:1] + argv[2:]
-    if len(argv) != 3 or argv[1] not in ("dump", "verify", "process"):
-        sys.stderr.write("usage: spec_reader.py [--as-1.2] dump|verify|process FILE\n")
+    known, known_major = 3, 2
+    if len(argv) > 1 and argv[1] in ("--as-1.2", "--as-1.3"):
+        known, known_major, argv = int(argv[1][-1]), 1, argv[:1] + argv[2:]
+    if len(argv) != 3 or argv[1] not in ("dump", "verify", "process", "raw"):
+        sys.stderr.write("usage: spec_reader.py [--as-1.2|--as-1.3] dump|verify|process|raw FILE\n")
         return 2
-    tr, status, exc = read_trace(argv[2], known)
+    tr, status, exc = read_trace(argv[2], known, known_major)
+    if argv[1] == "raw":  # what could be decoded, then the status as verify's exit code
+        for raw in tr.raw:
+            sys.stdout.buffer.write(raw)
+        if status != "ok":
+            sys.stderr.write("spec_reader: %s: %s\n" % (argv[2], describe(tr, status, exc)))
+        return {"ok": 0, "truncated": 1, "corrupt": 2}[status]
     if argv[1] == "process":
         print(process_json(tr))
         return {"ok": 0, "truncated": 1, "corrupt": 2}[status]

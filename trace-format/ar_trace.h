@@ -6,11 +6,14 @@
  * A trace is a sequence of zstd frames:
  *   - a skippable header frame at offset 0 (program, pid, clocks, op table);
  *   - then blocks, each a small skippable "descriptor" frame followed by one
- *     regular zstd frame that decodes alone. An events block holds the events
+ *     regular zstd frame. A metadata block decodes alone; since 2.0 an
+ *     events block may need its thread's previous events block (a chain,
+ *     SPEC 3.4), which always comes earlier in the file. An events block holds the events
  *     of one thread; a metadata block holds thread, stack, module and footer
  *     records, and (since 1.1) what the process ran on and its RSS over time
  *     (ar_reader_process, ar_reader_rss_at).
- * `zstd -d` therefore works on a trace, and any complete prefix is readable.
+ * `zstd -d` therefore works on a 1.x trace (on a 2.0 trace up to its first
+ * chained block), and any complete prefix is readable.
  *
  * Writing (recorder side):
  *   ar_writer_open() once; each recording thread appends events to its own
@@ -42,13 +45,18 @@
 extern "C" {
 #endif
 
-#define AR_TRACE_VERSION_MAJOR 1 /* readers refuse a different major */
-/* Readers accept any minor, skipping what they do not know. 1.1 added the
- * ALLOCATOR, RSS_SAMPLE and PROCESS records (SPEC 6.8-6.10); 1.2 the
- * header's source format and scrub note and flag bits 2-4 (SPEC 3.1); 1.3
- * window traces: the WINDOW record, flag bit 5 and the sized ops 11-13 that
- * carry a free's or realloc's old_size (SPEC 5.1, 6.11). */
-#define AR_TRACE_VERSION_MINOR 3
+#define AR_TRACE_VERSION_MAJOR 2 /* what the writer writes */
+#define AR_TRACE_VERSION_MINOR 0
+/* Readers accept majors 1 and 2 with any minor, skipping what they do not
+ * know, and refuse any other major. 1.1 added the ALLOCATOR, RSS_SAMPLE and
+ * PROCESS records (SPEC 6.8-6.10); 1.2 the header's source format and scrub
+ * note and flag bits 2-4 (SPEC 3.1); 1.3 window traces: the WINDOW record,
+ * flag bit 5 and the sized ops 11-13 that carry a free's or realloc's
+ * old_size (SPEC 5.1, 6.11). 2.0 is 1.3 plus chained events blocks (SPEC
+ * 3.4): a block may be compressed against the decoded bytes of its thread's
+ * previous events block, which a 1.x reader cannot decode. A header given
+ * to ar_writer_open with major 1 gets a 1.x trace without chains. */
+#define AR_TRACE_VERSION_MAJOR_MIN 1 /* the oldest major readers accept */
 
 /* ---- error codes ------------------------------------------------------ */
 enum {
@@ -254,6 +262,18 @@ typedef struct ar_process_info {
 	 * compressor's; mincore of its mappings) when the sampled RSS was at its
 	 * highest: the recorded peak less this is the program's; 0 = unknown. */
 	uint64_t recorder_rss_bytes;
+	/* How much of the CPU time since the trace began was the recorder's
+	 * own (since 2.0; both 0 = unknown): its writer threads' CPU time,
+	 * measured, and the recording work on the program's threads,
+	 * estimated from a sample of their calls. The CPU time since the
+	 * start less both is the program's. */
+	int has_recorder_cpu;
+	uint64_t recorder_writer_cpu_ns, recorder_calls_cpu_ns;
+	/* The process's CPU times when the trace began (since 2.0; has_cpu_start
+	 * 0: unknown, taken as 0): a window's trace starts in a process that
+	 * has run for a while, and its own CPU time is the difference. */
+	int has_cpu_start;
+	uint64_t cpu_user_start_ns, cpu_sys_start_ns;
 } ar_process_info_t;
 
 /* One RSS sample (SPEC 6.9): at time_ns (ns since the header's start, the
@@ -390,6 +410,19 @@ typedef struct ar_writer ar_writer_t;
  */
 int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, const ar_mem_t *mem,
 		   ar_error_t *err);
+/* Chained events blocks (SPEC 3.4, format 2.0): each block of a thread
+ * compressed against the decoded bytes of the thread's previous block, for
+ * the 16 threads that wrote last. Up to 22 % smaller traces of real
+ * programs, for 14-23 % more writer instructions where it is used and 2-6 %
+ * more reading instructions, 2-14 % more reading time (docs/BENCHMARKS.md,
+ * "Issue 19: trace size, second step").
+ * AR_CHAIN_WHEN_IT_PAYS, the default of a 2.x trace: a thread's blocks are
+ * written alone for a while when a chained one came out less than 5 %
+ * smaller than the first of its chain. AR_CHAIN_ALWAYS chains whatever it
+ * costs (tests, measurements); AR_CHAIN_OFF makes every later block decode
+ * alone (the trace stays 2.0). A 1.x trace never chains. */
+enum { AR_CHAIN_OFF = 0, AR_CHAIN_WHEN_IT_PAYS = 1, AR_CHAIN_ALWAYS = 2 };
+void ar_writer_set_chaining(ar_writer_t *w, int how);
 /* Encode b (SPEC 5), compress it into one events block and write it; b may
  * be reset afterwards. An empty buffer writes nothing. */
 int ar_writer_write_events(ar_writer_t *w, const ar_evbuf_t *b, ar_error_t *err);

@@ -164,7 +164,7 @@ static __attribute__((noinline, cold)) int evdec_checked(ar_evdec_t *d, ar_event
 	}
 	/* SPEC 5.1, since 1.3: a sized op is its base op with the old block's
 	 * size in the align field (the header checked its name and mask). */
-	if (__builtin_expect(op > AR_OP_MAX_KNOWN, 0) && d->hdr->version_minor >= 3 && ar_sized_base(op)) {
+	if (__builtin_expect(op > AR_OP_MAX_KNOWN, 0) && ar_hdr_since(d->hdr, 1, 3) && ar_sized_base(op)) {
 		e->op = (uint8_t)ar_sized_base(op);
 		e->old_size = e->align;
 		e->align = 0;

@@ -29,6 +29,20 @@
 /* SPEC 3.2: block kinds. */
 enum { AR_BLOCK_EVENTS = 1, AR_BLOCK_META = 2 };
 
+/* True when header h's version is major.minor or later: every later major
+ * keeps what the earlier ones had (2.0 holds all of 1.3). */
+static inline int ar_hdr_since(const ar_header_t *h, unsigned major, unsigned minor)
+{
+	return h->version_major > major || (h->version_major == major && h->version_minor >= minor);
+}
+
+/* SPEC 3.4, since 2.0: chained events blocks. The descriptor's chain field;
+ * the longest chain a reader accepts (decoding a block may need that many
+ * decompressions) and the longest the writer makes. */
+enum { AR_CHAIN_NONE = 0, AR_CHAIN_PREVIOUS = 1 };
+#define AR_LIMIT_CHAIN 64u
+#define AR_WRITER_CHAIN_MAX 16u
+
 /* SPEC 6: record types inside a decoded block. */
 enum {
 	AR_REC_EVENTS = 1,

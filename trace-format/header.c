@@ -64,7 +64,7 @@ int ar_header_encode(const ar_header_t *h, uint8_t *buf, size_t cap)
 		put_varint(&e, h->ops[op].fields);
 		put_bytes(&e, h->ops[op].name, strnlen(h->ops[op].name, sizeof h->ops[op].name - 1));
 	}
-	if (h->version_minor >= 2) {
+	if (ar_hdr_since(h, 1, 2)) {
 		put_bytes(&e, h->source_format, strnlen(h->source_format, sizeof h->source_format - 1));
 		put_bytes(&e, h->scrub_note, strnlen(h->scrub_note, sizeof h->scrub_note - 1));
 	}
@@ -141,10 +141,10 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 	h->version_major = (uint16_t)(buf[8] | buf[9] << 8);
 	h->version_minor = (uint16_t)(buf[10] | buf[11] << 8);
 	h->flags = ar_get_u32le(buf + 12);
-	if (h->version_major != AR_TRACE_VERSION_MAJOR)
+	if (h->version_major < AR_TRACE_VERSION_MAJOR_MIN || h->version_major > AR_TRACE_VERSION_MAJOR)
 		return ar_set_error(err, AR_EVERSION, off + 8,
-				    "trace format version %u.%u; this reader knows major version %u: use a newer allocrr",
-				    h->version_major, h->version_minor, AR_TRACE_VERSION_MAJOR);
+				    "trace format version %u.%u; this reader knows major versions %u to %u: use a newer allocrr",
+				    h->version_major, h->version_minor, AR_TRACE_VERSION_MAJOR_MIN, AR_TRACE_VERSION_MAJOR);
 	dec_t d = {buf + 16, buf, buf + len, off, err, 0};
 	get_string(&d, h->recorder_version, sizeof h->recorder_version, "recorder version");
 	h->pid = get_varint(&d, "pid");
@@ -185,7 +185,7 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 					    (unsigned long long)fields, ar_op_name((unsigned)code),
 					    ar_op_fields((unsigned)code));
 		/* SPEC 3.1, since 1.3: so do the sized ops (5.1), in a 1.3 trace. */
-		if (d.rc == 0 && h->version_minor >= 3 && ar_sized_base((unsigned)code) &&
+		if (d.rc == 0 && ar_hdr_since(h, 1, 3) && ar_sized_base((unsigned)code) &&
 		    (fields != ar_sized_fields((unsigned)code) || strcmp(h->ops[code].name, ar_sized_name((unsigned)code))))
 			d.rc = ar_set_error(err, AR_EFORMAT, at,
 					    "header: op %llu declared as %s with fields 0x%llx, SPEC says %s with 0x%x",
@@ -196,7 +196,7 @@ int ar_header_decode(ar_header_t *h, const uint8_t *buf, size_t len, uint64_t of
 	}
 	/* 1.2's fields follow the op table; what follows them belongs to later
 	 * minor versions (SPEC 8). */
-	if (h->version_minor >= 2) {
+	if (ar_hdr_since(h, 1, 2)) {
 		get_string(&d, h->source_format, sizeof h->source_format, "source format");
 		get_string(&d, h->scrub_note, sizeof h->scrub_note, "scrub note");
 	}

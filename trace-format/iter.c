@@ -3,7 +3,8 @@
  * merged into global sequence order with a min-heap over per-thread cursors
  * (ar_reader_next_merged).
  *
- * Invariants: a block is decompressed only when its first event is next;
+ * Invariants: a block is decompressed only when its first event is next
+ * (and, for a chained block whose prefix is not at hand, its chain);
  * a thread's cursor holds at most one decoded block; every decoded block is
  * checked against its descriptor (thread, count, first and last seq) so the
  * index and the content can never disagree silently.
@@ -14,11 +15,113 @@
 #include "evdec_fast.h"
 #include "reader_int.h"
 
+/* ---- chained blocks (SPEC 3.4, since 2.0) ------------------------------
+ * An events block may be compressed against the decoded bytes of its
+ * thread's previous events block. Each thread keeps the decoded bytes of one
+ * of its blocks (its `prefix`) when the block after it is chained, so
+ * reading a thread's blocks in order, as both iterations do, decompresses
+ * each block once and copies it once. A block whose prefix is not at hand
+ * (iteration restarted, or two cursors on one thread) has its chain decoded
+ * again from the nearest block the thread holds or from the chain's first
+ * block: at most AR_LIMIT_CHAIN decompressions, checked when the file was
+ * indexed. A thread's prefix holds exactly the decoded bytes of block
+ * prefix_block (or prefix_block is -1); every block decoded here passes the
+ * same zstd checks as any other, so a corrupt link is reported at its own
+ * offset and the blocks before it stay readable. (Here, not in a file of
+ * its own: the recorder's shim links the writer's files, not the reader's.)
+ */
+/* Keep [raw, raw+n), the bytes of block bi, as its thread's prefix. */
+static int keep_prefix(ar_reader_t *r, thread_slot_t *t, int64_t bi, const uint8_t *raw, size_t n)
+{
+	t->prefix_block = -1;
+	if (ar_grow((void **)&t->prefix, 1, &t->prefix_cap, n ? n : 1))
+		return ar_reader_fail(r, AR_ENOMEM, r->blocks[bi].offset, "out of memory keeping a %zu-byte block", n);
+	memcpy(t->prefix, raw, n);
+	t->prefix_len = n;
+	t->prefix_block = bi;
+	return 0;
+}
+
+/* Make block `want` (an events block of thread t) the thread's prefix,
+ * decoding its chain from the first link not at hand. */
+static int load_prefix(ar_reader_t *r, thread_slot_t *t, int64_t want)
+{
+	int64_t link[AR_LIMIT_CHAIN];
+	unsigned n = 0;
+	/* Walk back to a block held or a block that decodes alone; the index
+	 * bounded chains to AR_LIMIT_CHAIN blocks. */
+	for (int64_t bi = want; bi != t->prefix_block; bi = r->blocks[bi].prev_of_thread) {
+		link[n++] = bi;
+		if (!r->blocks[bi].chained || n == AR_LIMIT_CHAIN)
+			break;
+	}
+	if (n == 0) /* already held */
+		return 0;
+	const block_t *first = &r->blocks[link[n - 1]];
+	if (first->chained && first->prev_of_thread != t->prefix_block) /* the index rules this out */
+		return ar_reader_fail(r, AR_EFORMAT, first->offset, "events block at offset %llu: chain too long",
+				      (unsigned long long)first->offset);
+	while (n--) {
+		const block_t *b = &r->blocks[link[n]];
+		int rc = ar_block_decompress(r, b->data_offset, b->comp_size, b->raw_size,
+					     b->chained ? t->prefix : NULL, b->chained ? t->prefix_len : 0, &r->chain_buf,
+					     &r->chain_cap);
+		if (rc || (rc = keep_prefix(r, t, link[n], r->chain_buf, b->raw_size)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Decompress chained block b into the thread's buffer right after its
+ * prefix, where zstd decodes faster than against a prefix elsewhere (its
+ * matches then reach back into one contiguous window); copy it to *buf and,
+ * when the next block wants it, move it to the front as the next prefix. */
+static int decompress_chained(ar_reader_t *r, thread_slot_t *t, int64_t bi, uint8_t **buf, size_t *cap)
+{
+	const block_t *b = &r->blocks[bi];
+	size_t plen = t->prefix_len;
+	if (ar_grow((void **)&t->prefix, 1, &t->prefix_cap, plen + b->raw_size) ||
+	    ar_grow((void **)buf, 1, cap, b->raw_size ? b->raw_size : 1))
+		return ar_reader_fail(r, AR_ENOMEM, b->offset, "out of memory for a %u-byte block", b->raw_size);
+	uint8_t *dst = t->prefix + plen;
+	int rc = ar_block_decompress_into(r, b->data_offset, b->comp_size, b->raw_size, t->prefix, plen, dst);
+	if (rc)
+		return rc;
+	memcpy(*buf, dst, b->raw_size);
+	if (b->next_of_thread >= 0 && r->blocks[b->next_of_thread].chained) {
+		memmove(t->prefix, dst, b->raw_size);
+		t->prefix_len = b->raw_size;
+		t->prefix_block = bi;
+	}
+	return 0;
+}
+
+int ar_events_decompress(ar_reader_t *r, int64_t bi, uint8_t **buf, size_t *cap)
+{
+	const block_t *b = &r->blocks[bi];
+	thread_slot_t *t = NULL;
+	if (b->chained) {
+		t = ar_thread_slot(r, b->thread, 0);
+		int rc = t->prefix_block == b->prev_of_thread ? 0 : load_prefix(r, t, b->prev_of_thread);
+		return rc ? rc : decompress_chained(r, t, bi, buf, cap);
+	}
+	int rc = ar_block_decompress(r, b->data_offset, b->comp_size, b->raw_size, NULL, 0, buf, cap);
+	/* The next block of the thread will want these bytes. */
+	if (rc == 0 && b->next_of_thread >= 0 && r->blocks[b->next_of_thread].chained) {
+		if (!t)
+			t = ar_thread_slot(r, b->thread, 0);
+		rc = keep_prefix(r, t, bi, *buf, b->raw_size);
+	}
+	return rc;
+}
+
+/* ---- iteration ---------------------------------------------------------- */
+
 /* Decompress c's current block and position its decoder on the first event. */
 static int cursor_open_block(ar_reader_t *r, cursor_t *c)
 {
 	const block_t *b = &r->blocks[c->block];
-	int rc = ar_block_decompress(r, b->data_offset, b->comp_size, b->raw_size, &c->buf, &c->buf_cap);
+	int rc = ar_events_decompress(r, c->block, &c->buf, &c->buf_cap);
 	if (rc)
 		return rc;
 	const uint8_t *p = c->buf, *end = c->buf + b->raw_size;

@@ -52,7 +52,7 @@ unsigned ar_sized_fields(unsigned code) { return ar_sized_base(code) ? sized_ops
 
 int ar_op_is_sized(const ar_header_t *h, unsigned code)
 {
-	return h->version_minor >= 3 && ar_sized_base(code) != 0;
+	return ar_hdr_since(h, 1, 3) && ar_sized_base(code) != 0;
 }
 
 unsigned ar_sized_code(unsigned op)

@@ -72,6 +72,7 @@ thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create)
 	memset(t, 0, sizeof *t);
 	t->info.index = index;
 	t->first_block = t->last_block = -1;
+	t->prefix_block = -1;
 	r->thread_hash[thread_idx_pos(r->thread_hash, r->thread_hash_cap - 1, r->threads, index)] = ++r->nthreads;
 	return t;
 }
@@ -88,17 +89,18 @@ static int pread_all(ar_reader_t *r, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, uint8_t **buf,
-			size_t *cap)
+int ar_block_decompress_into(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw,
+			     const uint8_t *prefix, size_t plen, uint8_t *dst)
 {
 	uint8_t *src = malloc(comp ? comp : 1);
-	if (!src || ar_grow((void **)buf, 1, cap, raw ? raw : 1)) {
-		free(src);
-		return ar_reader_fail(r, AR_ENOMEM, data_offset, "out of memory for a %u-byte block", raw);
-	}
+	if (!src)
+		return ar_reader_fail(r, AR_ENOMEM, data_offset, "out of memory for a %u-byte block", comp);
 	int rc = pread_all(r, src, comp, data_offset);
 	if (rc == 0) {
-		size_t got = ZSTD_decompressDCtx(r->dctx, *buf, raw, src, comp);
+		/* raw content, used for this frame only (SPEC 3.4) */
+		size_t got = prefix ? ZSTD_DCtx_refPrefix(r->dctx, prefix, plen) : 0;
+		if (!ZSTD_isError(got))
+			got = ZSTD_decompressDCtx(r->dctx, dst, raw, src, comp);
 		if (ZSTD_isError(got))
 			rc = ar_reader_fail(r, AR_EFORMAT, data_offset, "corrupt block at offset %llu: zstd: %s",
 					    (unsigned long long)data_offset, ZSTD_getErrorName(got));
@@ -109,6 +111,14 @@ int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uin
 	}
 	free(src);
 	return rc;
+}
+
+int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, const uint8_t *prefix,
+			size_t plen, uint8_t **buf, size_t *cap)
+{
+	if (ar_grow((void **)buf, 1, cap, raw ? raw : 1))
+		return ar_reader_fail(r, AR_ENOMEM, data_offset, "out of memory for a %u-byte block", raw);
+	return ar_block_decompress_into(r, data_offset, comp, raw, prefix, plen, *buf);
 }
 
 /* Parse the records of a metadata block (SPEC 6.2-6.7). */
@@ -301,6 +311,14 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 				}
 				if (pi->has_cpu && m.p < m.end)
 					pi->recorder_rss_bytes = mvar(&m);
+				/* the recorder's CPU: since 2.0, optional too */
+				pi->has_recorder_cpu = pi->has_cpu && m.p < m.end;
+				pi->recorder_writer_cpu_ns = pi->has_recorder_cpu ? mvar(&m) : 0;
+				pi->recorder_calls_cpu_ns = pi->has_recorder_cpu && m.p < m.end ? mvar(&m) : 0;
+				/* the CPU times at the trace's start: since 2.0, optional */
+				pi->has_cpu_start = pi->has_recorder_cpu && m.p < m.end;
+				pi->cpu_user_start_ns = pi->has_cpu_start ? mvar(&m) : 0;
+				pi->cpu_sys_start_ns = pi->has_cpu_start && m.p < m.end ? mvar(&m) : 0;
 			}
 			break;
 		}
@@ -391,7 +409,12 @@ static int index_block(ar_reader_t *r, uint64_t *off, uint32_t dsize)
 			return ar_reader_fail(r, AR_EFORMAT, at, "block descriptor at offset %llu: field %d is not a varint",
 					      (unsigned long long)at, i);
 	uint64_t kind = v[0], thread = v[1], os_tid = v[2], count = v[3], first = v[4], last = v[5], raw = v[6],
-		 comp = v[7];
+		 comp = v[7], chain = AR_CHAIN_NONE;
+	/* SPEC 3.4, since 2.0: the chain field; a 1.x reader never had one and
+	 * ignores what follows the known fields (SPEC 8) */
+	if (p < end && r->hdr.version_major >= 2 && ar_get_varint(&p, end, &chain))
+		return ar_reader_fail(r, AR_EFORMAT, at, "block descriptor at offset %llu: field 8 is not a varint",
+				      (unsigned long long)at);
 	uint64_t data = at + 8 + dsize;
 	if (raw > AR_LIMIT_RAW_BLOCK || comp > ZSTD_compressBound(AR_LIMIT_RAW_BLOCK) || comp < 9)
 		return ar_reader_fail(r, AR_EFORMAT, at,
@@ -413,13 +436,21 @@ static int index_block(ar_reader_t *r, uint64_t *off, uint32_t dsize)
 	*off = data + comp;
 	r->nblocks_all++;
 
+	if (kind == AR_BLOCK_META && chain != AR_CHAIN_NONE)
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "block descriptor at offset %llu: a metadata block cannot be chained (SPEC 3.4)",
+				      (unsigned long long)at);
 	if (kind == AR_BLOCK_META) {
-		if ((rc = ar_block_decompress(r, data, (uint32_t)comp, (uint32_t)raw, &r->meta_buf, &r->meta_cap)))
+		if ((rc = ar_block_decompress(r, data, (uint32_t)comp, (uint32_t)raw, NULL, 0, &r->meta_buf, &r->meta_cap)))
 			return rc;
 		return parse_meta(r, r->meta_buf, raw, count, at);
 	}
 	if (kind != AR_BLOCK_EVENTS) /* SPEC 8: unknown block kinds are skipped */
 		return 0;
+	if (chain > AR_CHAIN_PREVIOUS)
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "block descriptor at offset %llu: chain mode %llu is not defined (SPEC 3.4)",
+				      (unsigned long long)at, (unsigned long long)chain);
 	/* Each event takes at least 3 bytes (SPEC 5.3), which bounds count. */
 	if (thread > UINT32_MAX || count == 0 || count > AR_EVBUF_MAX_EVENTS || count > raw / 3 || first == 0 ||
 	    last < first)
@@ -437,8 +468,20 @@ static int index_block(ar_reader_t *r, uint64_t *off, uint32_t dsize)
 				      "block at offset %llu: thread %llu seq %llu does not follow its previous block's %llu",
 				      (unsigned long long)at, (unsigned long long)thread, (unsigned long long)first,
 				      (unsigned long long)t->last_seq);
+	if (chain && t->last_block < 0)
+		return ar_reader_fail(r, AR_EFORMAT, at,
+				      "events block at offset %llu is chained to the previous block of thread %llu, but "
+				      "the file has none before it (SPEC 3.4)",
+				      (unsigned long long)at, (unsigned long long)thread);
+	uint32_t chain_len = chain ? t->chain_len + 1 : 1;
+	if (chain_len > AR_LIMIT_CHAIN)
+		return ar_reader_fail(r, AR_ELIMIT, at,
+				      "events block at offset %llu ends a chain of %u blocks, limit %u (SPEC 7.1)",
+				      (unsigned long long)at, chain_len, AR_LIMIT_CHAIN);
 	block_t *b = &r->blocks[r->nblocks];
-	*b = (block_t){at, data, (uint32_t)comp, (uint32_t)raw, (uint32_t)thread, os_tid, count, first, last, -1};
+	*b = (block_t){at, data, (uint32_t)comp, (uint32_t)raw, (uint32_t)thread, os_tid, count, first, last, -1,
+		       t->last_block, chain != 0};
+	t->chain_len = chain_len;
 	if (t->last_block >= 0)
 		r->blocks[t->last_block].next_of_thread = (int64_t)r->nblocks;
 	else
@@ -580,6 +623,9 @@ void ar_reader_close(ar_reader_t *r)
 	free(r->curs);
 	free(r->heap);
 	free(r->meta_buf);
+	free(r->chain_buf);
+	for (uint32_t i = 0; r->threads && i < r->nthreads; i++)
+		free(r->threads[i].prefix);
 	free(r->blocks);
 	free(r->threads);
 	free(r->thread_hash);

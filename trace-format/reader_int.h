@@ -16,12 +16,20 @@ typedef struct block {
 	uint32_t thread;
 	uint64_t os_tid, count, first_seq, last_seq;
 	int64_t next_of_thread; /* next events block of the same thread, or -1 */
+	int64_t prev_of_thread; /* previous one, or -1 */
+	int chained;            /* SPEC 3.4: its prefix is prev_of_thread's bytes */
 } block_t;
 
 typedef struct thread_slot {
 	ar_thread_info_t info;
 	int64_t first_block, last_block;
 	uint64_t last_seq; /* highest seq in its indexed blocks (SPEC 4: per-thread order) */
+	uint32_t chain_len; /* blocks in the chain its last block ends (SPEC 3.4) */
+	/* the decoded bytes of one of its blocks, kept when the next block is
+	 * chained to it (iter.c) */
+	uint8_t *prefix;
+	size_t prefix_len, prefix_cap;
+	int64_t prefix_block; /* whose bytes, -1 = none */
 } thread_slot_t;
 
 typedef struct stack_slot {
@@ -54,6 +62,8 @@ struct ar_reader {
 	ZSTD_DCtx *dctx;
 	uint8_t *meta_buf;
 	size_t meta_cap;
+	uint8_t *chain_buf; /* iter.c: a chain's scratch block */
+	size_t chain_cap;
 
 	block_t *blocks; /* events blocks in file order */
 	size_t nblocks, blocks_cap;
@@ -95,9 +105,16 @@ struct ar_reader {
 int ar_grow(void **arr, size_t sz, size_t *cap, size_t need);
 /* Thread slot for trace index `index`, creating it when create != 0. */
 thread_slot_t *ar_thread_slot(ar_reader_t *r, uint32_t index, int create);
-/* Decompress the zstd frame of block b into *buf (growing it); 0 or AR_E*. */
-int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, uint8_t **buf,
-			size_t *cap);
+/* Decompress the zstd frame at data_offset into *buf (growing it), against
+ * prefix[0..plen) when prefix is not NULL (SPEC 3.4); 0 or AR_E*. */
+int ar_block_decompress(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw, const uint8_t *prefix,
+			size_t plen, uint8_t **buf, size_t *cap);
+/* The same into dst, which has room for raw bytes. */
+int ar_block_decompress_into(ar_reader_t *r, uint64_t data_offset, uint32_t comp, uint32_t raw,
+			     const uint8_t *prefix, size_t plen, uint8_t *dst);
+/* Decompress events block r->blocks[bi] into *buf (growing it), decoding
+ * the chain it ends when its prefix is not at hand (iter.c); 0 or AR_E*. */
+int ar_events_decompress(ar_reader_t *r, int64_t bi, uint8_t **buf, size_t *cap);
 /* Mark the reader corrupt at `offset` with a message; returns AR_EFORMAT. */
 int ar_reader_fail(ar_reader_t *r, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

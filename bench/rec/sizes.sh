@@ -7,6 +7,9 @@
 # records the same calls but keeps no per-event time, thread, order or block
 # identity). gcc: cc1 alone (the command gcc -### gives), since heaptrack does
 # not follow the driver's children; redis: the server under redis_load.sh.
+# "as 1.3": the same allocrec trace with its chained blocks (format 2.0,
+# SPEC 3.4) compressed alone, as the 1.3 writer wrote them (unchain.py;
+# needs python3-zstandard, else "-"): the size the chains save.
 #   ALLOCRR_BUILD=build SIZE_PROGRAMS="sqlite python python-mt gcc redis" bash bench/rec/sizes.sh
 # The sizes are bench-fidelity's (FIDELITY_SQLITE_ROWS etc., same defaults).
 set -u
@@ -52,14 +55,17 @@ run_one() {
 
 events_of() { "$AT" info "$1" --json | sed 's/.*"events":\([0-9]*\).*/\1/'; }
 echo "bench-rec-size: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); heaptrack $(heaptrack --version 2>/dev/null | head -1 | awk '{print $NF}')"
-printf '%-10s %10s %14s %14s %14s %9s\n' program events "allocrec B/ev" "every=1 B/ev" "heaptrack B/ev" "x heaptr"
+UNCHAIN=$(cd "$(dirname "$0")" && pwd)/unchain.py
+printf '%-10s %10s %14s %10s %14s %14s %9s\n' program events "allocrec B/ev" "as 1.3" "every=1 B/ev" "heaptrack B/ev" "x heaptr"
 for p in $PROGRAMS; do
 	run_one $p allocrec "$T/$p.zst" && run_one $p allocrec1 "$T/$p-1.zst" && run_one $p heaptrack "$T/ht-$p" ||
 		{ echo "$p: a recording failed"; continue; }
 	ev=$(events_of "$T/$p.zst")
 	ht=$(ls "$T/ht-$p"/ht* 2>/dev/null | head -1)
 	[ -n "$ht" ] && [ "$ev" -gt 0 ] || { echo "$p: no heaptrack output or no events"; continue; }
-	awk -v p=$p -v e=$ev -v a=$(stat -c %s "$T/$p.zst") -v e1=$(events_of "$T/$p-1.zst") \
+	u=$("$PY" "$UNCHAIN" "$T/$p.zst" "$T/$p-13.zst" 2>/dev/null) || u=
+	awk -v p=$p -v e=$ev -v a=$(stat -c %s "$T/$p.zst") -v u="$u" -v e1=$(events_of "$T/$p-1.zst") \
 		-v a1=$(stat -c %s "$T/$p-1.zst") -v h=$(stat -c %s "$ht") \
-		'BEGIN { printf "%-10s %10d %14.3f %14.3f %14.3f %8.2fx\n", p, e, a / e, a1 / e1, h / e, (a / e) / (h / e) }'
+		'BEGIN { printf "%-10s %10d %14.3f %10s %14.3f %14.3f %8.2fx\n", p, e, a / e,
+			 u == "" ? "-" : sprintf("%.3f", u / e), a1 / e1, h / e, (a / e) / (h / e) }'
 done

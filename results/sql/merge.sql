@@ -22,13 +22,15 @@ INSERT OR IGNORE INTO main.traces (sha256, name, program, file_bytes, recorded_u
     unknown_reallocs, lost_blocks, trace_null_results, cross_thread_deps, reuse_deps, slots, first_seen,
     recorded_allocator, recorded_allocator_library, recorded_allocator_version, recorded_duration_ns,
     recorded_cpu_ns, recorded_start_rss_bytes, recorded_peak_rss_bytes, recorded_recorder_bytes,
-    recorded_rss_samples, recorded_reason, window_trace, preexisting_blocks, preexisting_bytes, heap_at_start_bytes)
+    recorded_rss_samples, recorded_reason, window_trace, preexisting_blocks, preexisting_bytes, heap_at_start_bytes,
+    recorded_recorder_cpu_ns)
   SELECT sha256, name, program, file_bytes, recorded_unix_ns, status, events,
     threads, calls, trace_allocs, peak_live_bytes, peak_live_blocks, skipped_unknown_frees,
     unknown_reallocs, lost_blocks, trace_null_results, cross_thread_deps, reuse_deps, slots, first_seen,
     recorded_allocator, recorded_allocator_library, recorded_allocator_version, recorded_duration_ns,
     recorded_cpu_ns, recorded_start_rss_bytes, recorded_peak_rss_bytes, recorded_recorder_bytes,
-    recorded_rss_samples, recorded_reason, window_trace, preexisting_blocks, preexisting_bytes, heap_at_start_bytes
+    recorded_rss_samples, recorded_reason, window_trace, preexisting_blocks, preexisting_bytes, heap_at_start_bytes,
+    recorded_recorder_cpu_ns
   FROM src.traces;
 INSERT OR IGNORE INTO main.allocators (name, version, package_version, kind, description)
   SELECT name, version, package_version, kind, description FROM src.allocators;

@@ -46,8 +46,13 @@ describe() {
 			 d[1]["process_rss"]["peak_time_ns"] == d[2]["rss_peak_time_ns"] and
 			 d[1]["process_rss"]["min_bytes"] == d[2]["rss_min_bytes"]' \
 			"$1.info" "$1.stats" "$1.spec"
+		check "$1: alloctrace and spec_reader agree on the CPU times and the recorder's part" \
+			'all((d[0][k] or 0) == d[1]["process"].get(k, 0) for k in
+			     ("cpu_user_ns", "cpu_sys_ns", "recorder_writer_cpu_ns", "recorder_calls_cpu_ns",
+			      "cpu_user_start_ns", "cpu_sys_start_ns"))' \
+			"$1.info" "$1.spec"
 	fi
-	check "$1: format 1.3, complete" 'd[0]["format_version"] == "1.3" and d[0]["status"] == "complete"' "$1.info"
+	check "$1: format 2.0, complete" 'd[0]["format_version"] == "2.0" and d[0]["status"] == "complete"' "$1.info"
 }
 
 LIBC=$(readlink -f "$($PY -c 'import ctypes.util; print(ctypes.util.find_library("c"))' | sed 's|^|/lib/x86_64-linux-gnu/|')" 2>/dev/null)
@@ -110,6 +115,15 @@ grep -q "^process RSS .* samples: min .* median .* peak .* at " py.stxt && ok "p
 describe sq sq.zst
 check "sqlite3: allocator is glibc $GLIBC" \
 	"d[0]['allocator'] == {'path': '$LIBC', 'soname': 'libc.so.6', 'version': '$GLIBC'}" sq.info
+# The recorder's own CPU time (SPEC 6.10): its writer's, measured, and its
+# work in the calls, sampled (1 in 256: a few hundred samples here); both
+# part of the process's CPU time, never all of it.
+check "sqlite3: the recorder's CPU time is recorded, writer and calls, and below the process's" \
+	'd[0]["recorder_writer_cpu_ns"] and d[0]["recorder_calls_cpu_ns"] and
+	 d[0]["recorder_writer_cpu_ns"] + d[0]["recorder_calls_cpu_ns"] < d[0]["cpu_user_ns"] + d[0]["cpu_sys_ns"]' sq.info
+"$AT" info sq.zst | grep -q "^process CPU  *[0-9.]* s (user .*); the recorder's .* s (writer .* s, its work in the program's calls ~.* s, sampled), the program's .* s$" &&
+	ok "sqlite3: info text shows the CPU time and the recorder's part of it" ||
+	fail "sqlite3: info text: $("$AT" info sq.zst | grep 'process CPU')"
 
 # ---- shorter than one sampling period: start, peak and end all the same -------------
 "$REC" -q -o true.zst /bin/true || fail "allocrec /bin/true exit $?"

@@ -97,7 +97,19 @@ for n in 1 2 3; do
 	[ "$lo" -gt "$prev_hi" ] && ok "window $n: seqs $lo..$hi come after the last window's" ||
 		fail "window $n: seqs $lo..$hi overlap the last window's (up to $prev_hi)"
 	prev_hi=$hi
+	# SPEC 6.10: the process's CPU time when the window began, which a
+	# window's own CPU time leaves out: after the last window's close, at
+	# most this one's
+	cpu0=$(($(json_num "$f" cpu_user_start_ns) + $(json_num "$f" cpu_sys_start_ns)))
+	cpu1=$(($(json_num "$f" cpu_user_ns) + $(json_num "$f" cpu_sys_ns)))
+	[ "$cpu0" -gt "${prev_cpu:-0}" ] && [ "$cpu0" -le "$cpu1" ] &&
+		ok "window $n: CPU time at its start ($cpu0 ns) after the last window's close, not above its own" ||
+		fail "window $n: CPU at start $cpu0, at close $cpu1, the last window's close ${prev_cpu:-0}"
+	prev_cpu=$cpu1
 done
+"$AT" info ph.w2.zst | grep -q "^process CPU .* s since the trace began (user .* s, system .* s; .* s before)" &&
+	ok "a window's info text gives its own CPU time and the process's before it" ||
+	fail "window info text: $("$AT" info ph.w2.zst | grep 'process CPU')"
 for n in 1 2 3; do
 	case $n in 1) f=ph.zst ;; *) f=ph.w$n.zst ;; esac
 	grep -q "$f: " ph.err && ok "allocrec's summary lists $f" || fail "summary does not list $f: $(cat ph.err)"

@@ -38,13 +38,14 @@ static ar_reader_t *reopen(int fd)
 	return r;
 }
 
-/* A trace of minor version `minor` with one event and the metadata blocks
+/* A trace of version major.minor with one event and the metadata blocks
  * fill() writes; returns the fd. */
-static int make(uint16_t minor, void (*fill)(ar_writer_t *w))
+static int make(uint16_t major, uint16_t minor, void (*fill)(ar_writer_t *w))
 {
 	int fd = memfd();
 	ar_header_t h;
 	ar_header_init(&h);
+	h.version_major = major;
 	h.version_minor = minor;
 	ar_writer_t *w;
 	ar_error_t err;
@@ -85,14 +86,18 @@ static void fill_all(ar_writer_t *w)
 			       .sample_interval_ns = 10000000,
 			       .cpu_user_ns = 123456789,
 			       .cpu_sys_ns = 42,
-			       .recorder_rss_bytes = 5u << 20};
+			       .recorder_rss_bytes = 5u << 20,
+			       .recorder_writer_cpu_ns = 40000000,
+			       .recorder_calls_cpu_ns = 1ull << 35,
+			       .cpu_user_start_ns = 1000000,
+			       .cpu_sys_start_ns = 7};
 	EXPECT(ar_meta_process(&m, &p) == 0);
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
 }
 
 static void test_roundtrip(void)
 {
-	int fd = make(AR_TRACE_VERSION_MINOR, fill_all);
+	int fd = make(AR_TRACE_VERSION_MAJOR, AR_TRACE_VERSION_MINOR, fill_all);
 	ar_reader_t *r = reopen(fd);
 	if (!r)
 		return;
@@ -113,6 +118,9 @@ static void test_roundtrip(void)
 		EXPECT_U64(p->sample_interval_ns, 10000000);
 		EXPECT(p->has_cpu && p->cpu_user_ns == 123456789 && p->cpu_sys_ns == 42);
 		EXPECT_U64(p->recorder_rss_bytes, 5u << 20);
+		EXPECT(p->has_recorder_cpu && p->recorder_writer_cpu_ns == 40000000 &&
+		       p->recorder_calls_cpu_ns == 1ull << 35);
+		EXPECT(p->has_cpu_start && p->cpu_user_start_ns == 1000000 && p->cpu_sys_start_ns == 7);
 	}
 	EXPECT_U64(ar_reader_rss_count(r), 101);
 	const ar_rss_sample_t *s = ar_reader_rss_at(r, 0);
@@ -130,7 +138,7 @@ static void test_roundtrip(void)
 /* A 1.0 trace has none of it: NULL and 0, never a zero allocator. */
 static void test_old_trace(void)
 {
-	int fd = make(0, NULL);
+	int fd = make(1, 0, NULL);
 	ar_reader_t *r = reopen(fd);
 	if (!r)
 		return;
@@ -160,7 +168,7 @@ static void fill_start_only(ar_writer_t *w)
 
 static void test_start_only_and_replace(void)
 {
-	int fd = make(1, fill_start_only);
+	int fd = make(1, 1, fill_start_only);
 	ar_reader_t *r = reopen(fd);
 	if (!r)
 		return;
@@ -210,7 +218,7 @@ static size_t flen, header_len;
 /* The header of a real 1.1 trace, then the blocks the tests append. */
 static void start_file(void)
 {
-	int fd = make(1, NULL);
+	int fd = make(1, 1, NULL);
 	uint8_t h[8];
 	if (pread(fd, h, 8, 0) != 8)
 		exit(2);
@@ -321,7 +329,11 @@ static void test_appended_fields(void)
 	b = ar_put_varint(b, 7);   /* user CPU ns (SPEC 6.10, optional) */
 	b = ar_put_varint(b, 8);   /* system CPU ns */
 	b = ar_put_varint(b, 9);   /* the recorder's peak */
-	b = ar_put_varint(b, 999); /* a tenth field, from a later minor version */
+	b = ar_put_varint(b, 10);  /* the recorder's writer CPU ns (since 2.0) */
+	b = ar_put_varint(b, 11);  /* its work in the calls, ns */
+	b = ar_put_varint(b, 12);  /* user CPU ns at the trace's start (since 2.0) */
+	b = ar_put_varint(b, 13);  /* system CPU ns at the trace's start */
+	b = ar_put_varint(b, 999); /* a fourteenth field, from a later version */
 	q = ar_put_varint(q, AR_REC_PROCESS);
 	q = ar_put_varint(q, (uint64_t)(b - body));
 	memcpy(q, body, (size_t)(b - body));
@@ -337,9 +349,43 @@ static void test_appended_fields(void)
 	const ar_process_info_t *p = ar_reader_process(r);
 	EXPECT(p && !p->has_allocator && p->has_process && p->start_rss_bytes == 1 && p->sample_interval_ns == 6);
 	EXPECT(p && p->has_cpu && p->cpu_user_ns == 7 && p->cpu_sys_ns == 8 && p->recorder_rss_bytes == 9);
+	EXPECT(p && p->has_recorder_cpu && p->recorder_writer_cpu_ns == 10 && p->recorder_calls_cpu_ns == 11);
+	EXPECT(p && p->has_cpu_start && p->cpu_user_start_ns == 12 && p->cpu_sys_start_ns == 13);
 	EXPECT_U64(ar_reader_rss_count(r), 1);
 	EXPECT(ar_reader_rss_at(r, 0) && ar_reader_rss_at(r, 0)->rss_bytes == 3);
 	ar_reader_close(r);
+}
+
+/* SPEC 6.10: a recorder before 2.0 wrote nine fields, none of the
+ * recorder's CPU times nor the CPU times at the start; a record may end
+ * after any of the four 2.0 fields. None is corrupt, and none claims a
+ * figure it lacks. */
+static void test_recorder_cpu_optional(void)
+{
+	for (int nfields = 9; nfields <= 13; nfields++) {
+		start_file();
+		uint8_t raw[128], body[64], *q = raw, *b = body;
+		for (int i = 0; i < nfields; i++)
+			b = ar_put_varint(b, (uint64_t)i + 1);
+		q = ar_put_varint(q, AR_REC_PROCESS);
+		q = ar_put_varint(q, (uint64_t)(b - body));
+		memcpy(q, body, (size_t)(b - body));
+		q += b - body;
+		put_meta(raw, (size_t)(q - raw), 1);
+		ar_reader_t *r = open_file();
+		if (!r)
+			return;
+		EXPECT_U64(ar_reader_status(r), AR_STATUS_TRUNCATED); /* no footer, nothing corrupt */
+		const ar_process_info_t *p = ar_reader_process(r);
+		EXPECT(p && p->has_cpu && p->recorder_rss_bytes == 9);
+		EXPECT(p && p->has_recorder_cpu == (nfields >= 10));
+		EXPECT(p && p->recorder_writer_cpu_ns == (nfields >= 10 ? 10u : 0u) &&
+		       p->recorder_calls_cpu_ns == (nfields >= 11 ? 11u : 0u));
+		EXPECT(p && p->has_cpu_start == (nfields >= 12));
+		EXPECT(p && p->cpu_user_start_ns == (nfields >= 12 ? 12u : 0u) &&
+		       p->cpu_sys_start_ns == (nfields >= 13 ? 13u : 0u));
+		ar_reader_close(r);
+	}
 }
 
 /* SPEC 7.1: one sample past 2^21 makes the trace corrupt at its block; the
@@ -379,6 +425,7 @@ int main(void)
 	RUN(test_writer_cuts);
 	RUN(test_hostile_records);
 	RUN(test_appended_fields);
+	RUN(test_recorder_cpu_optional);
 	RUN(test_sample_limit);
 	return TEST_END();
 }

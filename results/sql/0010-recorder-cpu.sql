@@ -1,0 +1,14 @@
+-- 0010-recorder-cpu.sql — migration 9 -> 10: the recorder's own part of the
+-- recorded process's CPU time (trace format 2.0's PROCESS record, SPEC
+-- 6.10), so that the predicted program time starts from the program's own
+-- CPU time, not the program's plus the recorder's (results/predict.c).
+-- NULL when the trace does not say (recorded by an older allocrec, or
+-- imported).
+--
+-- recorded_recorder_cpu_ns: the recorder's writer threads' CPU time
+-- (measured) plus its recording work on the program's threads (estimated
+-- from a sample of the calls; docs/RECORDER.md, "What recording costs"),
+-- both since the trace began. From this version recorded_cpu_ns of a window
+-- trace is its own (the CPU time since the window began, format 2.0), not
+-- the process's since its start.
+ALTER TABLE traces ADD COLUMN recorded_recorder_cpu_ns INTEGER;
