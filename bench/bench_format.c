@@ -338,26 +338,8 @@ int main(int argc, char **argv)
 	close(fd);
 
 	stamp_t dec[2] = {{0, 0}, {0, 0}};
-	for (int merged = 0; merged < 2; merged++) {
-		t0 = now();
-		ar_reader_t *r;
-		if (ar_reader_open(&r, path, &err) != 0) {
-			fprintf(stderr, "bench_format: %s\n", err.msg);
-			return 2;
-		}
-		ar_event_t e;
-		size_t n = 0;
-		int rc;
-		while ((rc = merged ? ar_reader_next_merged(r, &e) : ar_reader_next(r, &e)) == 1)
-			n++;
-		since(&dec[merged], t0);
-		if (rc != 0 || n != total || ar_reader_status(r) != AR_STATUS_COMPLETE) {
-			fprintf(stderr, "bench_format: read back %zu of %zu events: %s\n", n, total,
-				ar_reader_error(r)->msg);
-			return 2;
-		}
-		ar_reader_close(r);
-	}
+	if (read_back(path, total, dec) != 0)
+		return 2;
 	if (argc <= 4)
 		unlink(path);
 	printf("format: %zu events, %u thread(s), zstd level %d\n", total, nthreads, level);

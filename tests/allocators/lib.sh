@@ -32,6 +32,29 @@ preload_of() {
 	printf '%s\n' "$p"
 }
 
+# run_logged LABEL SHOW [VAR=VALUE]... CMD...: run CMD with those variables
+# set (through env, so that only CMD gets an LD_PRELOAD, not timeout) for
+# 300 s at most, its output kept aside: "ok   LABEL" (SHOW=1: then ": " and
+# the output on one line), or "FAIL LABEL:" and the output's last 30 lines,
+# counted in $failed.
+run_logged() {
+	local label=$1 show=$2 log
+	shift 2
+	log=$(mktemp)
+	if timeout 300 env "$@" >"$log" 2>&1; then
+		if [ "$show" = 1 ]; then
+			echo "ok   $label: $(tr '\n' ';' <"$log")"
+		else
+			echo "ok   $label"
+		fi
+	else
+		echo "FAIL $label:"
+		sed 's/^/    /' "$log" | tail -n 30
+		failed=$((failed + 1))
+	fi
+	rm -f "$log"
+}
+
 # need_program CMD PACKAGE: make sure CMD exists, installing PACKAGE with
 # apt-get when running as root; otherwise skip the whole test (exit 77).
 need_program() {

@@ -20,15 +20,7 @@ while IFS=$'\t' read -r name kind installed preload version pkgver library; do
 		continue
 	fi
 	[ "$preload" = - ] && preload=
-	log=$(mktemp)
-	if LD_PRELOAD=$preload timeout 300 "$build/tests/alloc_api" "$name" >"$log" 2>&1; then
-		echo "ok   $name $version ($library)"
-	else
-		echo "FAIL $name $version:"
-		sed 's/^/    /' "$log" | tail -n 30
-		failed=$((failed + 1))
-	fi
-	rm -f "$log"
+	run_logged "$name $version ($library)" 0 LD_PRELOAD="$preload" "$build/tests/alloc_api" "$name"
 	ran=$((ran + 1))
 done < <("$list")
 echo "alloc_api: $ran allocators, $failed failed"

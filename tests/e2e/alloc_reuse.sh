@@ -11,14 +11,6 @@ need "$list" "$build/tests/alloc_reuse"
 failed=0
 for name in $ours; do
 	preload=$(preload_of "$name") || { failed=$((failed + 1)); continue; }
-	log=$(mktemp)
-	if LD_PRELOAD=$preload timeout 300 "$build/tests/alloc_reuse" "$name" >"$log" 2>&1; then
-		echo "ok   $name"
-	else
-		echo "FAIL $name:"
-		sed 's/^/    /' "$log" | tail -n 30
-		failed=$((failed + 1))
-	fi
-	rm -f "$log"
+	run_logged "$name" 0 LD_PRELOAD="$preload" "$build/tests/alloc_reuse" "$name"
 done
 [ $failed -eq 0 ]

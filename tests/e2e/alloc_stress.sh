@@ -10,14 +10,6 @@ need "$list" "$build/tests/alloc_stress"
 failed=0
 for name in glibc $ours; do
 	preload=$(preload_of "$name") || { failed=$((failed + 1)); continue; }
-	log=$(mktemp)
-	if LD_PRELOAD=$preload timeout 300 "$build/tests/alloc_stress" >"$log" 2>&1; then
-		echo "ok   $name: $(tr '\n' ';' <"$log")"
-	else
-		echo "FAIL $name:"
-		sed 's/^/    /' "$log" | tail -n 30
-		failed=$((failed + 1))
-	fi
-	rm -f "$log"
+	run_logged "$name" 1 LD_PRELOAD="$preload" "$build/tests/alloc_stress"
 done
 [ $failed -eq 0 ]

@@ -7,26 +7,7 @@
 # ~60% must be "truncated" (exit 1) for both, with the same dump: a prefix of
 # the full dump for a one-thread trace, a subset of it otherwise.
 # Exit 0 pass, 77 skip (no /usr/bin/python3 or python3-zstandard), 1 fail.
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${ALLOCRR_BUILD:-build}
-B=$(cd "$B" && pwd) || { echo "FAIL: no build directory $B"; exit 1; }
-PY=/usr/bin/python3
-READER=$ROOT/tests/spec_reader.py
-AT=$B/bin/alloctrace
-BENCH=$B/bin/bench_format
-
-[ -x "$PY" ] || { echo "skip: $PY not installed"; exit 77; }
-"$PY" -c 'import zstandard' 2>/dev/null || { echo "skip: python3-zstandard not installed"; exit 77; }
-for f in "$AT" "$BENCH"; do
-	[ -x "$f" ] || { echo "FAIL: missing $f: run make first"; exit 1; }
-done
-
-W=$(mktemp -d /tmp/allocrr-spec-reader.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/spec_lib.inc"
 
 # compare NAME FILE [WANT_RC]: same verify exit code (and WANT_RC if given),
 # same dump; leaves the two dumps in $W/NAME.c and $W/NAME.py.
