@@ -78,6 +78,10 @@ static void json_process(const ar_reader_t *r)
 	int has = p && p->has_process;
 	json_figure("start_rss_bytes", has, has ? p->start_rss_bytes : 0);
 	json_figure("peak_rss_bytes", has, has ? p->peak_rss_bytes : 0);
+	printf(",\"peak_rss_source\":%s", !has || !p->peak_rss_bytes	   ? "null"
+					  : p->peak_source == AR_PEAK_HWM     ? "\"hwm\""
+					  : p->peak_source == AR_PEAK_SAMPLED ? "\"sampled\""
+									      : "\"unsaid\"");
 	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
 	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
 	int cpu = has && p->has_cpu;
@@ -172,8 +176,14 @@ static void text_process(const ar_reader_t *r)
 			snprintf(peak, sizeof peak, "%.1f MiB", (double)p->peak_rss_bytes / 1048576.0);
 		if (p->end_rss_bytes)
 			snprintf(end, sizeof end, "%.1f MiB", (double)p->end_rss_bytes / 1048576.0);
-		printf("process RSS       start %.1f MiB, peak %s (VmHWM), at close %s; %u samples\n",
-		       (double)p->start_rss_bytes / 1048576.0, peak, end, ar_reader_rss_count(r));
+		/* SPEC 6.10: what the peak is */
+		int window = (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0;
+		const char *how = p->peak_source == AR_PEAK_SAMPLED
+					  ? "the window's highest sample: the process's VmHWM predates the window"
+				  : window && p->peak_source == AR_PEAK_UNSAID ? "VmHWM, which may predate the window"
+									       : "VmHWM";
+		printf("process RSS       start %.1f MiB, peak %s (%s), at close %s; %u samples\n",
+		       (double)p->start_rss_bytes / 1048576.0, peak, how, end, ar_reader_rss_count(r));
 		text_cpu(p, (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0);
 	} else if (ar_reader_rss_count(r)) {
 		printf("process RSS       %u samples (no end record: the trace was not closed)\n", ar_reader_rss_count(r));

@@ -57,6 +57,9 @@ static uint64_t max_rss, recorder_at_max;
 /* The process's CPU times and its writers' when this trace began: a
  * window's trace holds only what came after (SPEC 6.10). */
 static uint64_t cpu_user_start, cpu_sys_start, writer_cpu_start;
+/* VmHWM when this trace began: a window's peak is VmHWM at close only if
+ * the mark rose during the window (SPEC 6.10). */
+static uint64_t hwm_start;
 
 static uint64_t tv_ns(struct timeval tv)
 {
@@ -97,6 +100,20 @@ static uint64_t read_rss(void)
 	return parse_u64(p) * page_size;
 }
 
+/* VmHWM of /proc/self/status in bytes, 0 when unknown. */
+static uint64_t read_hwm(void)
+{
+	char buf[4096];
+	if (ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
+		return 0;
+	const char *p = strstr(buf, "\nVmHWM:");
+	if (!p)
+		return 0;
+	for (p += 7; *p == ' ' || *p == '\t'; p++)
+		;
+	return parse_u64(p) * 1024u;
+}
+
 static void open_statm(void)
 {
 	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -129,6 +146,7 @@ static void start_now(void)
 		cpu_sys_start = tv_ns(ru.ru_stime);
 	}
 	writer_cpu_start = rec_writer_cpu_total_ns();
+	hwm_start = read_hwm();
 	rec_cost_restart();
 	start_written = 0;
 	max_rss = recorder_at_max = 0;
@@ -218,20 +236,6 @@ uint64_t rec_process_tick(uint64_t now)
 	return next_ns > now ? next_ns - now : 0;
 }
 
-/* VmHWM of /proc/self/status in bytes, 0 when unknown. */
-static uint64_t read_hwm(void)
-{
-	char buf[4096];
-	if (ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
-		return 0;
-	const char *p = strstr(buf, "\nVmHWM:");
-	if (!p)
-		return 0;
-	for (p += 7; *p == ' ' || *p == '\t'; p++)
-		;
-	return parse_u64(p) * 1024u;
-}
-
 void rec_process_close(void)
 {
 	if (!rec_trace_is_open())
@@ -242,13 +246,24 @@ void rec_process_close(void)
 	memset(&pi, 0, sizeof pi);
 	pi.start_rss_bytes = start_sample.rss_bytes;
 	pi.start_time_ns = start_sample.time_ns;
-	pi.peak_rss_bytes = read_hwm();
+	uint64_t hwm = read_hwm();
 	pi.end_rss_bytes = read_rss();
 	pi.end_time_ns = rec_event_time_ns();
 	pi.sample_interval_ns = SAMPLE_NS;
 	uint64_t end_rss = read_rss();
-	if (end_rss >= max_rss) /* the peak may be now: a short program has no other sample */
+	if (end_rss >= max_rss) { /* the peak may be now: a short program has no other sample */
+		max_rss = end_rss;
 		recorder_at_max = rec_mem_resident_bytes();
+	}
+	pi.peak_rss_bytes = hwm;
+	pi.peak_source = AR_PEAK_HWM;
+	if (rec_window_info() && (hwm <= hwm_start || !hwm_start)) {
+		/* The process's high-water mark is older than this window (or
+		 * not known): the window's own peak is at least the highest
+		 * sample, the start's and the close's included. */
+		pi.peak_rss_bytes = max_rss > start_sample.rss_bytes ? max_rss : start_sample.rss_bytes;
+		pi.peak_source = AR_PEAK_SAMPLED;
+	}
 	pi.recorder_rss_bytes = recorder_at_max;
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {

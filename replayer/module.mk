@@ -48,7 +48,8 @@ $(ALLOCREPLAY): $(ALLOCREPLAY_OBJS) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) $(RESULTS
 	  $(RESULTS_LDLIBS) $(COMMON_LIB) $(TRACE_ID_LDLIBS) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
 
 # ---- unit tests (no preload; also run under ASan+UBSan) -------------------------------
-REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route test_replay_codec test_replay_wlfile
+REPLAY_UNIT_NAMES := test_replay_hist test_replay_compile test_replay_route test_replay_codec test_replay_wlfile \
+	test_replay_recorded
 REPLAY_UNIT_BINS := $(patsubst %,$(BUILD)/tests/%,$(REPLAY_UNIT_NAMES))
 REPLAY_UNIT_OBJS := $(call objs,$(patsubst %,replayer/tests/%.c,$(REPLAY_UNIT_NAMES)))
 $(REPLAY_UNIT_OBJS): CFLAGS_OUR += -Ireplayer -Itests/unit
@@ -84,6 +85,15 @@ $(BUILD)/tests/test_replay_route: $(BUILD)/obj/replayer/tests/test_replay_route.
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,replayer/route.c replayer/sites_child.c) $(REPLAY_WL_OBJS) $(ALLOC_REG_LIB) \
 	  $(COMMON_LIB) $(TRACE_LDLIBS) $(REPLAY_WL_LDLIBS)
+
+# What replay takes from the trace about the recorded process (replayer/recorded.c).
+$(BUILD)/obj/replayer/tests/test_replay_recorded.o: CFLAGS_OUR += -Iallocators -Iresults
+$(BUILD)/tests/test_replay_recorded: $(BUILD)/obj/replayer/tests/test_replay_recorded.o \
+		$(call objs,replayer/recorded.c) $(ALLOC_REG_LIB) $(COMMON_LIB) $(TRACE_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_OUR) -o $@ $< $(call objs,replayer/recorded.c) $(ALLOC_REG_LIB) $(COMMON_LIB) \
+	  $(TRACE_LDLIBS)
 
 # ---- programs and libraries for the e2e tests (tests/e2e/replay_*.sh) ------------------
 # xthread: producer/consumer with cross-thread frees, recorded by allocrec.

@@ -73,6 +73,32 @@ static void match_registry(ar_recorded_t *rec, const char *path, const char *son
 			 "allocator family but another build", path, pick.name, pick.library);
 }
 
+/* A window's peak RSS (SPEC 6.10): since 2.1 the recorder says whether it
+ * is the process's high-water mark, reached in the window, or the highest
+ * sample; before, it was always the high-water mark, which in a process
+ * that had run for a while may be hours older than the window. Then the
+ * window's highest sample (its start and close included) is its peak as
+ * far as the trace can tell. Returns a note for the reason, or NULL. */
+static const char *window_peak(const ar_reader_t *r, const ar_process_info_t *p, double *peak)
+{
+	if (!(ar_reader_header(r)->flags & AR_HDR_WINDOW) || !p->peak_rss_bytes)
+		return NULL;
+	if (p->peak_source == AR_PEAK_SAMPLED)
+		return "the window's peak RSS is its highest RSS sample (the process reached its high-water "
+		       "mark before the window began), a lower bound";
+	if (p->peak_source != AR_PEAK_UNSAID)
+		return NULL;
+	uint64_t hi = p->start_rss_bytes > p->end_rss_bytes ? p->start_rss_bytes : p->end_rss_bytes;
+	for (unsigned i = 0, n = ar_reader_rss_count(r); i < n; i++)
+		if (ar_reader_rss_at(r, i)->rss_bytes > hi)
+			hi = ar_reader_rss_at(r, i)->rss_bytes;
+	if (!hi || hi >= p->peak_rss_bytes)
+		return NULL;
+	*peak = (double)hi;
+	return "a window's trace before format 2.1 gives the process's lifetime high-water mark as its peak "
+	       "RSS, which may predate the window; the window's highest RSS sample is used, a lower bound";
+}
+
 void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
 {
 	memset(rec, 0, sizeof *rec);
@@ -131,6 +157,11 @@ void ar_recorded_read(const ar_reader_t *r, ar_recorded_t *rec)
 			rec->peak_rss_bytes = (double)p->peak_rss_bytes;
 		if (p->recorder_rss_bytes)
 			rec->recorder_bytes = (double)p->recorder_rss_bytes;
+		const char *note = window_peak(r, p, &rec->peak_rss_bytes);
+		if (note) {
+			size_t n = strlen(rec->reason);
+			snprintf(rec->reason + n, sizeof rec->reason - n, "%s%s", n ? "; " : "", note);
+		}
 		if (p->peak_rss_bytes && p->peak_rss_bytes < p->start_rss_bytes) {
 			rec->peak_rss_bytes = rec->start_rss_bytes = NAN;
 			absurd = "the trace's peak RSS is below its start RSS, so neither is used";

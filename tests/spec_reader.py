@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# spec_reader.py -- an independent reader of the allocrr trace format 2.0 (and every 1.x).
+# spec_reader.py -- an independent reader of the allocrr trace format 2.1 (and 2.0 and every 1.x).
 #
 # Written from trace-format/SPEC.md ALONE, without looking at the C reader or
 # writer: it is the "second reader" that keeps the specification honest.
@@ -416,8 +416,8 @@ def parse_meta_record(tr, rtype, c, blocks_before):
             tr.process += (c.varint(), c.varint())
         if c.left() > 0:
             tr.process += (c.varint(),)
-        for _ in range(4):  # since 2.0: the recorder's CPU (writer, calls); CPU at the start
-            if c.left() > 0:
+        for _ in range(5):  # since 2.0: the recorder's CPU (writer, calls); CPU at the start;
+            if c.left() > 0:  # since 2.1: where the peak came from
                 tr.process += (c.varint(),)
     elif rtype == R_WINDOW and tr.known_minor >= 3:
         # index, reason, start time, process start, heap in use, heap source
@@ -602,8 +602,12 @@ def process_json(tr):
     if tr.process:
         keys = ("start_rss_bytes", "start_time_ns", "peak_rss_bytes", "end_rss_bytes",
                 "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes",
-                "recorder_writer_cpu_ns", "recorder_calls_cpu_ns", "cpu_user_start_ns", "cpu_sys_start_ns")
+                "recorder_writer_cpu_ns", "recorder_calls_cpu_ns", "cpu_user_start_ns", "cpu_sys_start_ns",
+                "peak_source")
         out["process"] = dict(zip(keys, tr.process))
+        if "peak_source" in out["process"]:  # SPEC 6.10, named as `alloctrace info --json` names it
+            src = out["process"].pop("peak_source")
+            out["process"]["peak_rss_source"] = {1: "hwm", 2: "sampled"}.get(src, "unsaid")
     out["rss_samples"] = len(tr.rss)
     if tr.window:  # SPEC 6.11
         keys = ("index", "reason", "start_time_ns", "process_start_ns", "heap_in_use_bytes")

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define AR_TRACE_VERSION_MAJOR 2 /* what the writer writes */
-#define AR_TRACE_VERSION_MINOR 0
+#define AR_TRACE_VERSION_MINOR 1
 /* Readers accept majors 1 and 2 with any minor, skipping what they do not
  * know, and refuse any other major. 1.1 added the ALLOCATOR, RSS_SAMPLE and
  * PROCESS records (SPEC 6.8-6.10); 1.2 the header's source format and scrub
@@ -55,7 +55,8 @@ extern "C" {
  * old_size (SPEC 5.1, 6.11). 2.0 is 1.3 plus chained events blocks (SPEC
  * 3.4): a block may be compressed against the decoded bytes of its thread's
  * previous events block, which a 1.x reader cannot decode. A header given
- * to ar_writer_open with major 1 gets a 1.x trace without chains. */
+ * to ar_writer_open with major 1 gets a 1.x trace without chains. 2.1 adds
+ * the PROCESS record's peak source (SPEC 6.10). */
 #define AR_TRACE_VERSION_MAJOR_MIN 1 /* the oldest major readers accept */
 
 /* ---- error codes ------------------------------------------------------ */
@@ -248,7 +249,7 @@ typedef struct ar_process_info {
 	int has_process;                    /* 0: the fields below are 0 */
 	uint64_t start_rss_bytes;  /* RSS when the recorder started, before main; 0 = unknown */
 	uint64_t start_time_ns;    /* when start_rss_bytes was read, ns since the header's start */
-	uint64_t peak_rss_bytes;   /* VmHWM at close: the kernel's peak RSS of this process image; 0 = unknown */
+	uint64_t peak_rss_bytes;   /* the peak RSS during the trace, as peak_source says; 0 = unknown */
 	uint64_t end_rss_bytes;    /* RSS at close; 0 = unknown */
 	uint64_t end_time_ns;      /* when the trace was closed, ns since start */
 	uint64_t sample_interval_ns; /* the RSS sampling period the recorder started with */
@@ -274,7 +275,18 @@ typedef struct ar_process_info {
 	 * has run for a while, and its own CPU time is the difference. */
 	int has_cpu_start;
 	uint64_t cpu_user_start_ns, cpu_sys_start_ns;
+	/* Where peak_rss_bytes came from (since 2.1): AR_PEAK_HWM or
+	 * AR_PEAK_SAMPLED; AR_PEAK_UNSAID in older traces and for values a later
+	 * version may add. A window's trace in a process that reached its
+	 * high-water mark before the window began cannot use VmHWM. */
+	unsigned peak_source;
 } ar_process_info_t;
+
+enum {
+	AR_PEAK_UNSAID = 0,  /* VmHWM at close, which in a window's trace may predate the window */
+	AR_PEAK_HWM = 1,     /* VmHWM at close, reached during this trace: the exact peak */
+	AR_PEAK_SAMPLED = 2, /* the highest RSS sampled during this window's trace: a lower bound */
+};
 
 /* One RSS sample (SPEC 6.9): at time_ns (ns since the header's start, the
  * clock of events), the process was rss_bytes resident and the sequence

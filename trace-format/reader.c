@@ -319,6 +319,10 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 				pi->has_cpu_start = pi->has_recorder_cpu && m.p < m.end;
 				pi->cpu_user_start_ns = pi->has_cpu_start ? mvar(&m) : 0;
 				pi->cpu_sys_start_ns = pi->has_cpu_start && m.p < m.end ? mvar(&m) : 0;
+				/* where the peak came from: since 2.1, optional; a value
+				 * this reader does not know is not said */
+				uint64_t src = pi->has_cpu_start && m.p < m.end ? mvar(&m) : AR_PEAK_UNSAID;
+				pi->peak_source = src <= AR_PEAK_SAMPLED ? (unsigned)src : AR_PEAK_UNSAID;
 			}
 			break;
 		}

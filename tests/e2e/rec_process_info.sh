@@ -49,10 +49,13 @@ describe() {
 		check "$1: alloctrace and spec_reader agree on the CPU times and the recorder's part" \
 			'all((d[0][k] or 0) == d[1]["process"].get(k, 0) for k in
 			     ("cpu_user_ns", "cpu_sys_ns", "recorder_writer_cpu_ns", "recorder_calls_cpu_ns",
-			      "cpu_user_start_ns", "cpu_sys_start_ns"))' \
+			      "cpu_user_start_ns", "cpu_sys_start_ns", "peak_rss_source"))' \
 			"$1.info" "$1.spec"
 	fi
-	check "$1: format 2.0, complete" 'd[0]["format_version"] == "2.0" and d[0]["status"] == "complete"' "$1.info"
+	# A whole program's trace: its peak is the kernel's high-water mark (SPEC 6.10).
+	check "$1: format 2.1, complete, peak from VmHWM" \
+		'd[0]["format_version"] == "2.1" and d[0]["status"] == "complete" and d[0]["peak_rss_source"] == "hwm"' \
+		"$1.info"
 }
 
 LIBC=$(readlink -f "$($PY -c 'import ctypes.util; print(ctypes.util.find_library("c"))' | sed 's|^|/lib/x86_64-linux-gnu/|')" 2>/dev/null)

@@ -31,7 +31,10 @@ seq_range() { "$AT" dump "$1" | awk '{s = $1 + 0; if (NR == 1 || s < lo) lo = s;
 # ---- paused: three windows over six phases, every signal blocked -------------------
 S=$W/sync
 mkdir -p "$S"
-"$REC" --paused -o "$W/ph.zst" "$P/rec_phases" "$S" 6 1500 2 block >ph.out 2>ph.err &
+# peak=160@4: the process's RSS high-water mark is set before the first
+# window (a 160 MiB block touched and freed) and raised in phase 4 (320 MiB)
+PEAK_MIB=160
+"$REC" --paused -o "$W/ph.zst" "$P/rec_phases" "$S" 6 1500 2 block peak=$PEAK_MIB@4 >ph.out 2>ph.err &
 recpid=$!
 wait_for "$S/ready.0"
 PID=$(cat "$S/pid")
@@ -106,7 +109,25 @@ for n in 1 2 3; do
 		ok "window $n: CPU time at its start ($cpu0 ns) after the last window's close, not above its own" ||
 		fail "window $n: CPU at start $cpu0, at close $cpu1, the last window's close ${prev_cpu:-0}"
 	prev_cpu=$cpu1
+	# SPEC 6.10: a window's peak RSS is its own. Windows 1 and 2 (phases 1
+	# and 3) lie below the high-water mark set before them: their peak is
+	# their highest sample, far below it; window 3 (phase 4) raises it.
+	peak=$(json_num "$f" peak_rss_bytes) src=$(json_str "$f" peak_rss_source)
+	lo_rss=$(json_num "$f" start_rss_bytes) end_rss=$(json_num "$f" end_rss_bytes)
+	if [ "$phase" = 4 ]; then
+		[ "$src" = hwm ] && [ "${peak:-0}" -ge $((2 * PEAK_MIB << 20)) ] &&
+			ok "window $n: the high-water mark rose in it: peak $peak bytes from VmHWM" ||
+			fail "window $n: peak $peak ($src), want VmHWM of at least $((2 * PEAK_MIB)) MiB"
+	else
+		[ "$src" = sampled ] && [ "${peak:-0}" -lt $((PEAK_MIB << 20)) ] &&
+			[ "${peak:-0}" -ge "$lo_rss" ] && [ "${peak:-0}" -ge "$end_rss" ] &&
+			ok "window $n: peak $peak bytes, its highest sample, not the older high-water mark" ||
+			fail "window $n: peak $peak ($src), start $lo_rss, end $end_rss: want the highest sample, below $PEAK_MIB MiB"
+	fi
 done
+"$AT" info ph.zst | grep -q "^process RSS .* peak .* MiB (the window's highest sample: the process's VmHWM predates the window)" &&
+	ok "info text says a window's peak is its highest sample" ||
+	fail "window info text: $("$AT" info ph.zst | grep 'process RSS')"
 "$AT" info ph.w2.zst | grep -q "^process CPU .* s since the trace began (user .* s, system .* s; .* s before)" &&
 	ok "a window's info text gives its own CPU time and the process's before it" ||
 	fail "window info text: $("$AT" info ph.w2.zst | grep 'process CPU')"

@@ -2,7 +2,7 @@
  * rec_phases — a program whose heap calls come in phases, for the
  * recording-window tests (tests/e2e/rec_windows.sh).
  *
- *   rec_phases SYNCDIR PHASES N THREADS [block]
+ *   rec_phases SYNCDIR PHASES N THREADS [block] [peak=MIB@K]
  *
  * Writes SYNCDIR/pid, then for each phase k = 0 .. PHASES-1: creates
  * SYNCDIR/ready.k, waits for SYNCDIR/go.k to exist (polling every 5 ms, up
@@ -12,7 +12,13 @@
  * phase before (a window that starts at phase k sees them as blocks it did
  * not see allocated). Then it waits for SYNCDIR/go.exit before it frees
  * what is left and exits. With "block", every signal is blocked in every
- * thread (as servers that sigwait do).
+ * thread (as servers that sigwait do). With "peak=MIB@K" the main thread
+ * touches a block of MIB MiB and frees it before the first phase (glibc
+ * maps and unmaps a block that large, so the RSS falls back while the
+ * kernel's high-water mark stays), and one of 2 x MIB MiB at the end of
+ * phase K (2 calls, counted among its calls): a window over a phase before
+ * K lies wholly below the process's high-water mark, one over phase K
+ * raises it (SPEC 6.10's peak source).
  *
  * Between phases the program makes no heap call at all: the
  * synchronisation uses only system calls and a barrier (no stdio), so a
@@ -104,6 +110,19 @@ static void work(int id)
 	blocks[id] = old ? old : mine + total;
 }
 
+/* Make mib MiB resident in one block, then free it: 2 heap calls. */
+static void touch_and_free(long mib)
+{
+	size_t bytes = (size_t)mib << 20;
+	char *p = malloc(bytes);
+	if (!p) {
+		perror("rec_phases: peak block");
+		exit(3);
+	}
+	memset(p, 1, bytes);
+	free(p);
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
@@ -118,7 +137,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: rec_phases SYNCDIR PHASES N THREADS [block]\n");
+		fprintf(stderr, "usage: rec_phases SYNCDIR PHASES N THREADS [block] [peak=MIB@K]\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -127,11 +146,20 @@ int main(int argc, char **argv)
 	nthreads = atoi(argv[4]);
 	if (nphases < 1 || n < 4 || nthreads < 1 || nthreads > MAX_THREADS)
 		return 2;
-	if (argc > 5 && strcmp(argv[5], "block") == 0) {
-		sigset_t all;
-		sigfillset(&all);
-		sigprocmask(SIG_BLOCK, &all, NULL);
+	long peak_mib = 0, peak_phase = -1;
+	for (int i = 5; i < argc; i++) {
+		if (strcmp(argv[i], "block") == 0) {
+			sigset_t all;
+			sigfillset(&all);
+			sigprocmask(SIG_BLOCK, &all, NULL);
+		} else if (strncmp(argv[i], "peak=", 5) == 0) {
+			char *at = NULL;
+			peak_mib = strtol(argv[i] + 5, &at, 10);
+			peak_phase = *at == '@' ? atol(at + 1) : -1;
+		}
 	}
+	if (peak_mib > 0)
+		touch_and_free(peak_mib);
 	/* Two arrays per thread, swapped each phase (all allocated now,
 	 * before phase 0: outside every phase). */
 	int total = n + n / 4;
@@ -155,6 +183,10 @@ int main(int argc, char **argv)
 		long c = 0, o = 0;
 		for (int t = 0; t < nthreads; t++)
 			c += calls[t], o += older[t];
+		if (peak_mib > 0 && phase == peak_phase) {
+			touch_and_free(2 * peak_mib);
+			c += 2;
+		}
 		snprintf(text, sizeof text, "calls %ld older_frees %ld\n", c, o);
 		snprintf(name, sizeof name, "done.%d", phase);
 		put_file(name, text);

@@ -90,7 +90,8 @@ static void fill_all(ar_writer_t *w)
 			       .recorder_writer_cpu_ns = 40000000,
 			       .recorder_calls_cpu_ns = 1ull << 35,
 			       .cpu_user_start_ns = 1000000,
-			       .cpu_sys_start_ns = 7};
+			       .cpu_sys_start_ns = 7,
+			       .peak_source = AR_PEAK_SAMPLED};
 	EXPECT(ar_meta_process(&m, &p) == 0);
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
 }
@@ -121,6 +122,7 @@ static void test_roundtrip(void)
 		EXPECT(p->has_recorder_cpu && p->recorder_writer_cpu_ns == 40000000 &&
 		       p->recorder_calls_cpu_ns == 1ull << 35);
 		EXPECT(p->has_cpu_start && p->cpu_user_start_ns == 1000000 && p->cpu_sys_start_ns == 7);
+		EXPECT_U64(p->peak_source, AR_PEAK_SAMPLED);
 	}
 	EXPECT_U64(ar_reader_rss_count(r), 101);
 	const ar_rss_sample_t *s = ar_reader_rss_at(r, 0);
@@ -333,7 +335,8 @@ static void test_appended_fields(void)
 	b = ar_put_varint(b, 11);  /* its work in the calls, ns */
 	b = ar_put_varint(b, 12);  /* user CPU ns at the trace's start (since 2.0) */
 	b = ar_put_varint(b, 13);  /* system CPU ns at the trace's start */
-	b = ar_put_varint(b, 999); /* a fourteenth field, from a later version */
+	b = ar_put_varint(b, 999); /* the peak source (since 2.1), a value no version defines */
+	b = ar_put_varint(b, 998); /* a fifteenth field, from a later version */
 	q = ar_put_varint(q, AR_REC_PROCESS);
 	q = ar_put_varint(q, (uint64_t)(b - body));
 	memcpy(q, body, (size_t)(b - body));
@@ -351,6 +354,7 @@ static void test_appended_fields(void)
 	EXPECT(p && p->has_cpu && p->cpu_user_ns == 7 && p->cpu_sys_ns == 8 && p->recorder_rss_bytes == 9);
 	EXPECT(p && p->has_recorder_cpu && p->recorder_writer_cpu_ns == 10 && p->recorder_calls_cpu_ns == 11);
 	EXPECT(p && p->has_cpu_start && p->cpu_user_start_ns == 12 && p->cpu_sys_start_ns == 13);
+	EXPECT(p && p->peak_source == AR_PEAK_UNSAID);
 	EXPECT_U64(ar_reader_rss_count(r), 1);
 	EXPECT(ar_reader_rss_at(r, 0) && ar_reader_rss_at(r, 0)->rss_bytes == 3);
 	ar_reader_close(r);
@@ -358,15 +362,15 @@ static void test_appended_fields(void)
 
 /* SPEC 6.10: a recorder before 2.0 wrote nine fields, none of the
  * recorder's CPU times nor the CPU times at the start; a record may end
- * after any of the four 2.0 fields. None is corrupt, and none claims a
- * figure it lacks. */
+ * after any of the four 2.0 fields and the 2.1 one (here the peak source
+ * says "sampled"). None is corrupt, and none claims a figure it lacks. */
 static void test_recorder_cpu_optional(void)
 {
-	for (int nfields = 9; nfields <= 13; nfields++) {
+	for (int nfields = 9; nfields <= 14; nfields++) {
 		start_file();
 		uint8_t raw[128], body[64], *q = raw, *b = body;
 		for (int i = 0; i < nfields; i++)
-			b = ar_put_varint(b, (uint64_t)i + 1);
+			b = ar_put_varint(b, i == 13 ? AR_PEAK_SAMPLED : (uint64_t)i + 1);
 		q = ar_put_varint(q, AR_REC_PROCESS);
 		q = ar_put_varint(q, (uint64_t)(b - body));
 		memcpy(q, body, (size_t)(b - body));
@@ -384,6 +388,7 @@ static void test_recorder_cpu_optional(void)
 		EXPECT(p && p->has_cpu_start == (nfields >= 12));
 		EXPECT(p && p->cpu_user_start_ns == (nfields >= 12 ? 12u : 0u) &&
 		       p->cpu_sys_start_ns == (nfields >= 13 ? 13u : 0u));
+		EXPECT(p && p->peak_source == (nfields >= 14 ? AR_PEAK_SAMPLED : AR_PEAK_UNSAID));
 		ar_reader_close(r);
 	}
 }

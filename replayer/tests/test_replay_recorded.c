@@ -1,0 +1,101 @@
+/*
+ * test_replay_recorded.c — what replay takes as the recorded process's peak
+ * RSS (replayer/recorded.c, SPEC 6.10): a whole program's VmHWM as written;
+ * a window's trace of 2.1 as its recorder says (VmHWM reached in the window,
+ * or the window's highest sample, with a note); a window's trace from before
+ * 2.1, whose peak is the process's lifetime high-water mark, gets its own
+ * highest sample instead when that is lower, and says so.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "replay.h"
+#include "testing.h"
+
+#define MIB (1u << 20)
+
+/* A trace with one event, three RSS samples (10, 40 and 25 MiB), and a
+ * PROCESS record with the given peak and source; `fields` 13 leaves the
+ * source out, as a 2.0 recorder did. Returns it open. */
+static ar_reader_t *trace(int window, uint64_t peak, unsigned source, int fields)
+{
+	int fd = memfd_create("recorded", 0);
+	if (fd < 0)
+		exit(2);
+	ar_header_t h;
+	ar_header_init(&h);
+	if (window)
+		h.flags |= AR_HDR_WINDOW;
+	ar_writer_t *w;
+	ar_error_t err;
+	if (ar_writer_open(&w, fd, &h, 1, NULL, &err) != 0)
+		exit(2);
+	static uint8_t data[4096];
+	ar_metabuf_t m;
+	ar_metabuf_reset(&m, data, sizeof data);
+	EXPECT(ar_meta_allocator(&m, "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc.so.6", "2.36") == 0);
+	const uint64_t rss[] = {10 * MIB, 40 * MIB, 25 * MIB};
+	for (int i = 0; i < 3; i++) {
+		ar_rss_sample_t s = {(uint64_t)i * 10000000u, (uint64_t)i, rss[i]};
+		EXPECT(ar_meta_rss_sample(&m, &s) == 0);
+	}
+	ar_process_info_t p = {.start_rss_bytes = 10 * MIB, .start_time_ns = 0, .peak_rss_bytes = peak,
+			       .end_rss_bytes = 25 * MIB, .end_time_ns = 20000000, .sample_interval_ns = 10000000,
+			       .cpu_user_ns = 5000000, .cpu_sys_ns = 1000000, .peak_source = source};
+	size_t before = m.len;
+	EXPECT(ar_meta_process(&m, &p) == 0);
+	if (fields == 13) {
+		/* the record is type, length (one byte each here), body: drop the
+		 * body's last varint, the source (0: one byte) */
+		EXPECT(source == AR_PEAK_UNSAID && data[before + 1] < 0x80);
+		data[before + 1]--;
+		m.len--;
+	}
+	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
+	static uint8_t mem[64 * 4];
+	ar_evbuf_t b;
+	ar_evbuf_reset(&b, mem, sizeof mem, 0, 42);
+	ar_event_t e = {.seq = 1, .op = AR_OP_MALLOC, .size = 10, .result = 0x1000, .time_ns = 160};
+	EXPECT(ar_evbuf_append(&b, &e) == 0);
+	EXPECT(ar_writer_write_events(w, &b, &err) == 0);
+	EXPECT(ar_writer_close(w, 20000000, 1, &err) == 0);
+	ar_reader_t *r = NULL;
+	if (ar_reader_open_fd(&r, fd, "mem", &err) != 0) {
+		fprintf(stderr, "open: %s\n", err.msg);
+		exit(1);
+	}
+	return r;
+}
+
+static void expect_peak(const char *what, ar_reader_t *r, double want, const char *note)
+{
+	ar_recorded_t rec;
+	ar_recorded_read(r, &rec);
+	if (rec.peak_rss_bytes != want || (note ? !strstr(rec.reason, note) : rec.reason[0] != 0)) {
+		fprintf(stderr, "%s: peak %.0f (want %.0f), reason \"%s\" (want %s%s)\n", what, rec.peak_rss_bytes,
+			want, rec.reason, note ? "one with " : "none", note ? note : "");
+		test_failures++;
+	}
+	ar_reader_close(r);
+}
+
+int main(void)
+{
+	/* a whole program: VmHWM, whether or not the source is said */
+	expect_peak("whole program, 2.0", trace(0, 200 * MIB, AR_PEAK_UNSAID, 13), 200.0 * MIB, NULL);
+	expect_peak("whole program, 2.1", trace(0, 200 * MIB, AR_PEAK_HWM, 14), 200.0 * MIB, NULL);
+	/* a 2.1 window: as its recorder says */
+	expect_peak("window, VmHWM rose in it", trace(1, 60 * MIB, AR_PEAK_HWM, 14), 60.0 * MIB, NULL);
+	expect_peak("window, sampled", trace(1, 40 * MIB, AR_PEAK_SAMPLED, 14), 40.0 * MIB, "highest RSS sample");
+	/* a 2.0 window: the lifetime mark is above every sample, so the
+	 * highest sample stands in, said so */
+	expect_peak("window, 2.0, old mark", trace(1, 200 * MIB, AR_PEAK_UNSAID, 13), 40.0 * MIB,
+		    "before format 2.1");
+	/* a 2.0 window whose mark is no higher than its samples: kept */
+	expect_peak("window, 2.0, mark in it", trace(1, 40 * MIB, AR_PEAK_UNSAID, 13), 40.0 * MIB, NULL);
+	return TEST_END();
+}
