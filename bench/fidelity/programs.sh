@@ -16,6 +16,9 @@ prog_sqlite() { "$@" sqlite3 :memory: <"$IN/sqlite.sql"; }
 prog_python() { "$@" $PY "$HERE/py_single.py" "$PY_N"; }
 prog_python-mt() { "$@" $PY "$HERE/py_threads.py" "$PYMT_N"; }
 prog_gcc() { "$@" gcc -O2 -c "$IN/gen.c" -o "$IN/gen.o" && sha256sum <"$IN/gen.o"; }
+# clang++ runs its compiler and assembler in one process (clang -### says
+# "(in-process)"): one trace, and the whole of LLVM's operator new.
+prog_clang() { "$@" clang++ -O2 -c "$HERE/stl_unit.cpp" -o "$IN/stl_unit.o" && sha256sum <"$IN/stl_unit.o"; }
 # prog_cc1 PREFIX...: the compiler proper of prog_gcc alone (the command gcc
 # -### gives), writing its assembly to $IN/gen.s: for recorders that do not
 # follow the driver's children.

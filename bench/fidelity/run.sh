@@ -24,6 +24,10 @@
 #   gcc        gcc -O2 -c on gen_c.py's file of FIDELITY_GCC_FUNCS functions
 #              (driver, cc1, as: LD_PRELOAD reaches them all; peak RSS is the
 #              largest of them, cc1's); the replayed trace is cc1's
+#   clang      clang++ -O2 -c stl_unit.cpp (a C++ unit of standard-library
+#              containers; compiler and assembler in one process, LLVM's
+#              operator new) — not in the default set: run it with
+#              FIDELITY_PROGRAMS
 #   redis      redis-server (linked against jemalloc: its baseline) on a free
 #              port of 127.0.0.1, no persistence, loaded by redis_load.sh with
 #              FIDELITY_REDIS_REQ requests: time = the server's CPU time
@@ -72,9 +76,9 @@ done
 [ -x /usr/bin/time ] && [ -x $PY ] || die "needs /usr/bin/time and /usr/bin/python3 (Debian: time python3)"
 
 # ---- plan: programs, allocators ---------------------------------------------------
-declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [gcc]=gcc [redis]=redis-server)
-declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [gcc]=glibc [redis]=jemalloc)
-declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [gcc]=$TIME [redis]=server-cpu)
+declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [gcc]=gcc [redis]=redis-server [clang]=clang++)
+declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [gcc]=glibc [redis]=jemalloc [clang]=glibc)
+declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [gcc]=$TIME [redis]=server-cpu [clang]=$TIME)
 for p in $PROGRAMS; do
 	[ -n "${NEED[$p]:-}" ] || die "unknown program '$p' (known: ${!NEED[*]})"
 	command -v "${NEED[$p]}" >/dev/null || die "$p needs ${NEED[$p]} (make bench-deps installs BENCH_DEBS)"
