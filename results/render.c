@@ -144,6 +144,28 @@ static char *rel_error(const char *what, const ar_res_stat_t *s, const char *why
 	return ar_res_strf("%s n/a%s%s%s", what, why ? " (" : "", why ? why : "", why ? ")" : "");
 }
 
+/* Why a replay's peak RSS falls far short of the recorded one when the
+ * program's memory is mostly not malloc's (an interpreter's or a VM's own
+ * mmap'ed heaps, a compiler's GC pages): the trace's live malloc'd bytes
+ * peaked well below the recorded RSS's growth. Replay holds only the malloc
+ * part; the predicted peak RSS keeps the rest (predict.c). NULL otherwise. */
+static char *not_malloc_memory(const ar_res_trace_t *t, const ar_res_stat_t *err)
+{
+	double peak = t->recorded_peak_rss_bytes;
+	if (t->recorded_recorder_bytes > 0 && t->recorded_recorder_bytes < peak)
+		peak -= t->recorded_recorder_bytes;
+	double growth = peak - t->recorded_start_rss_bytes, live = (double)t->peak_live_bytes;
+	if (!err->n || !(err->med < -0.10) || !(growth > 0) || !(live >= 0) || live > growth / 2)
+		return NULL;
+	char l[32], g[32];
+	ar_res_fmt_bytes(l, sizeof l, live);
+	ar_res_fmt_bytes(g, sizeof g, growth);
+	return ar_res_strf("most of this program's memory is not malloc's: its live malloc'd bytes peaked at %s "
+			   "while its RSS grew by %s; replay holds the malloc part, the predicted peak RSS adds "
+			   "the rest",
+			   l, g);
+}
+
 int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES])
 {
 	int n = 0;
@@ -180,6 +202,13 @@ int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES])
 	const ar_res_alloc_t *fa = ar_res_fidelity_of(t);
 	if (fa && (fa->fid_time_err.n || fa->fid_rss_err.n || fa->fidelity_reason)) {
 		char *rss = rel_error("peak RSS", &fa->fid_rss_err, fa->fid_rss_err.n ? NULL : fa->fidelity_reason);
+		char *why = not_malloc_memory(t, &fa->fid_rss_err);
+		if (why) {
+			char *both = ar_res_strf("%s (%s)", rss, why);
+			free(rss);
+			free(why);
+			rss = both;
+		}
 		char *dur = rel_error("duration", &fa->fid_time_err, fa->fid_time_err.n ? NULL : fa->fidelity_reason);
 		lines[n++] = ar_res_strf("replay vs recorded program (%s): %s, %s", fa->name, rss, dur);
 		free(rss);

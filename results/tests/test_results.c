@@ -186,6 +186,25 @@ static void test_resolution_predictions(void)
 	}
 	for (int i = 0; i < nn; i++)
 		free(notes[i]);
+	/* replay's peak far below the recording's, where the program's RSS grew
+	 * by much more than its malloc'd bytes (an interpreter's own heaps):
+	 * the line says why, and stays silent where malloc was the growth */
+	t.recorded_start_rss_bytes = 30.0 * 1048576;
+	t.recorded_peak_rss_bytes = 95.0 * 1048576;
+	t.recorded_recorder_bytes = 5.0 * 1048576;
+	for (int limit = 0; limit < 2; limit++) {
+		t.peak_live_bytes = limit ? 40 << 20 : 4 << 20;
+		ar_res_alloc_t *j = ar_res_alloc_slot(&t, "jemalloc", NULL);
+		j->fid_rss_err.med = -0.85;
+		nn = ar_res_trace_notes(&t, notes);
+		const char *want = "peak RSS -85 % (most of this program's memory is not malloc's: its live malloc'd "
+				   "bytes peaked at 4 MiB while its RSS grew by 60 MiB;";
+		EXPECT(nn == 2 && (limit ? !strstr(notes[1], "not malloc's") : strstr(notes[1], want) != NULL));
+		if (nn == 2 && !limit && !strstr(notes[1], want))
+			fprintf(stderr, "got: %s\n", notes[1]);
+		for (int i = 0; i < nn; i++)
+			free(notes[i]);
+	}
 	ar_res_trace_free(&t);
 }
 
