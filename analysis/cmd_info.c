@@ -93,6 +93,8 @@ static void json_process(const ar_reader_t *r)
 	int scpu = cpu && p->has_cpu_start;
 	json_figure("cpu_user_start_ns", scpu, scpu ? p->cpu_user_start_ns : 0);
 	json_figure("cpu_sys_start_ns", scpu, scpu ? p->cpu_sys_start_ns : 0);
+	json_figure("machine_busy_ns", has, has ? p->machine_busy_ns : 0);
+	json_figure("machine_cpus", has, has ? p->machine_cpus : 0);
 	printf(",\"rss_samples\":%u", ar_reader_rss_count(r));
 }
 
@@ -158,6 +160,20 @@ static void text_cpu(const ar_process_info_t *p, int window)
 	printf("\n");
 }
 
+/* The other work on the machine while the trace ran (SPEC 6.10): its busy
+ * CPU time less the process's own, over the trace's time. */
+static void text_machine(const ar_process_info_t *p)
+{
+	if (!p->machine_busy_ns || !p->machine_cpus || !p->end_time_ns)
+		return;
+	double own = 0;
+	if (p->has_cpu && p->cpu_user_ns >= p->cpu_user_start_ns && p->cpu_sys_ns >= p->cpu_sys_start_ns)
+		own = (double)(p->cpu_user_ns - p->cpu_user_start_ns) + (double)(p->cpu_sys_ns - p->cpu_sys_start_ns);
+	double others = (double)p->machine_busy_ns - own;
+	printf("machine           %.2f of its %" PRIu64 " CPUs busy with other work on average while recording\n",
+	       others > 0 ? others / (double)p->end_time_ns : 0.0, p->machine_cpus);
+}
+
 /* The same in text, for every trace. */
 static void text_process(const ar_reader_t *r)
 {
@@ -185,6 +201,7 @@ static void text_process(const ar_reader_t *r)
 		printf("process RSS       start %.1f MiB, peak %s (%s), at close %s; %u samples\n",
 		       (double)p->start_rss_bytes / 1048576.0, peak, how, end, ar_reader_rss_count(r));
 		text_cpu(p, (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0);
+		text_machine(p);
 	} else if (ar_reader_rss_count(r)) {
 		printf("process RSS       %u samples (no end record: the trace was not closed)\n", ar_reader_rss_count(r));
 	} else {

@@ -60,6 +60,10 @@ static uint64_t cpu_user_start, cpu_sys_start, writer_cpu_start;
 /* VmHWM when this trace began: a window's peak is VmHWM at close only if
  * the mark rose during the window (SPEC 6.10). */
 static uint64_t hwm_start;
+/* The whole machine's busy CPU time when this trace began (SPEC 6.10):
+ * how much other work ran beside the program says how far its CPU time,
+ * which predictions start from, was measured under contention. */
+static uint64_t machine_busy_start, clock_tick;
 
 static uint64_t tv_ns(struct timeval tv)
 {
@@ -74,6 +78,30 @@ static uint64_t parse_u64(const char *p)
 	while (*p >= '0' && *p <= '9')
 		v = v * 10 + (uint64_t)(*p++ - '0');
 	return v;
+}
+
+/* CPU time every CPU of the machine has spent busy since boot, ns: the
+ * first line of /proc/stat (user nice system idle iowait irq softirq steal
+ * ..., in clock ticks) less idle and iowait. 0 when unknown. */
+static uint64_t machine_busy_ns(void)
+{
+	char buf[256];
+	if (!clock_tick || ar_read_small_file("/proc/stat", buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4))
+		return 0;
+	const char *p = buf + 4;
+	uint64_t busy = 0;
+	for (int i = 0; i < 8; i++) {
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return 0;
+		uint64_t v = parse_u64(p);
+		if (i != 3 && i != 4) /* idle, iowait */
+			busy += v;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return busy * (1000000000u / clock_tick);
 }
 
 /* Resident bytes now, or 0 when /proc cannot tell (sampling then stops). */
@@ -137,6 +165,8 @@ static void start_now(void)
 {
 	int saved = errno;
 	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	long tick = sysconf(_SC_CLK_TCK);
+	clock_tick = tick > 0 && tick <= 1000000000 ? (uint64_t)tick : 0;
 	open_statm();
 	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
 	struct rusage ru;
@@ -147,6 +177,7 @@ static void start_now(void)
 	}
 	writer_cpu_start = rec_writer_cpu_total_ns();
 	hwm_start = read_hwm();
+	machine_busy_start = machine_busy_ns();
 	rec_cost_restart();
 	start_written = 0;
 	max_rss = recorder_at_max = 0;
@@ -276,6 +307,12 @@ void rec_process_close(void)
 		uint64_t w = rec_writer_cpu_total_ns();
 		pi.recorder_writer_cpu_ns = w > writer_cpu_start ? w - writer_cpu_start : 0;
 		pi.recorder_calls_cpu_ns = rec_cost_calls_ns();
+	}
+	uint64_t busy = machine_busy_ns();
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (busy && machine_busy_start && busy >= machine_busy_start && cpus > 0) {
+		pi.machine_busy_ns = busy - machine_busy_start;
+		pi.machine_cpus = (uint64_t)cpus;
 	}
 	/* The last sample is the end: a program shorter than one period still
 	 * has two points. */

@@ -374,9 +374,11 @@ int ar_res_fill_row(char (*cells)[AR_RES_CELL], const ar_res_trace_t *t, const a
 const char *ar_res_fmt_latency(char *buf, size_t n, double v, double res);
 /* The sentences under a trace's heading, malloc'ed into lines: which
  * allocator is the baseline and why, the reason no prediction was made
- * (when none was), how far replay is from the recorded program (when
+ * (when none was) or what replay noted about the recording (when it
+ * predicts: a window's sampled peak, a busy machine), what the predicted
+ * time starts from, how far replay is from the recorded program (when
  * known). Returns how many (at most AR_RES_NOTES); the caller frees them. */
-enum { AR_RES_NOTES = 4 };
+enum { AR_RES_NOTES = 5 };
 int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES]);
 /* The footnote that says what the columns mean. */
 extern const char ar_res_columns_note[];

@@ -187,7 +187,13 @@ int ar_res_trace_notes(const ar_res_trace_t *t, char *lines[AR_RES_NOTES])
 			why = t->allocs[i].prediction_reason;
 		if (why)
 			lines[n++] = ar_res_strf("no prediction for the program: %s", why);
-	} else if (t->recorded_cpu_ns > 0) {
+	} else {
+		/* what replay learned about the recording, when it can still
+		 * predict: a window's sampled peak, a busy machine */
+		if (t->recorded_reason && t->recorded_reason[0])
+			lines[n++] = ar_res_strf("about the recording: %s", t->recorded_reason);
+	}
+	if (ar_res_has_predictions(t) && t->recorded_cpu_ns > 0) {
 		/* what every predicted time starts from (predict.c) */
 		double rc = t->recorded_recorder_cpu_ns;
 		if (rc > 0 && rc < t->recorded_cpu_ns)

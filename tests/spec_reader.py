@@ -416,8 +416,8 @@ def parse_meta_record(tr, rtype, c, blocks_before):
             tr.process += (c.varint(), c.varint())
         if c.left() > 0:
             tr.process += (c.varint(),)
-        for _ in range(5):  # since 2.0: the recorder's CPU (writer, calls); CPU at the start;
-            if c.left() > 0:  # since 2.1: where the peak came from
+        for _ in range(7):  # since 2.0: the recorder's CPU (writer, calls); CPU at the start;
+            if c.left() > 0:  # since 2.1: where the peak came from, the machine's busy CPU and CPUs
                 tr.process += (c.varint(),)
     elif rtype == R_WINDOW and tr.known_minor >= 3:
         # index, reason, start time, process start, heap in use, heap source
@@ -603,7 +603,7 @@ def process_json(tr):
         keys = ("start_rss_bytes", "start_time_ns", "peak_rss_bytes", "end_rss_bytes",
                 "end_time_ns", "sample_interval_ns", "cpu_user_ns", "cpu_sys_ns", "recorder_rss_bytes",
                 "recorder_writer_cpu_ns", "recorder_calls_cpu_ns", "cpu_user_start_ns", "cpu_sys_start_ns",
-                "peak_source")
+                "peak_source", "machine_busy_ns", "machine_cpus")
         out["process"] = dict(zip(keys, tr.process))
         if "peak_source" in out["process"]:  # SPEC 6.10, named as `alloctrace info --json` names it
             src = out["process"].pop("peak_source")

@@ -56,7 +56,8 @@ extern "C" {
  * 3.4): a block may be compressed against the decoded bytes of its thread's
  * previous events block, which a 1.x reader cannot decode. A header given
  * to ar_writer_open with major 1 gets a 1.x trace without chains. 2.1 adds
- * the PROCESS record's peak source (SPEC 6.10). */
+ * the PROCESS record's peak source and the machine's busy CPU time (SPEC
+ * 6.10). */
 #define AR_TRACE_VERSION_MAJOR_MIN 1 /* the oldest major readers accept */
 
 /* ---- error codes ------------------------------------------------------ */
@@ -280,6 +281,12 @@ typedef struct ar_process_info {
 	 * version may add. A window's trace in a process that reached its
 	 * high-water mark before the window began cannot use VmHWM. */
 	unsigned peak_source;
+	/* The whole machine while the trace ran (since 2.1; both 0 = unknown):
+	 * the CPU time all its CPUs spent busy, every process's (/proc/stat),
+	 * and how many CPUs were online. Less the process's own CPU time it is
+	 * the other work that ran beside the program: CPU time measured under
+	 * much of it (shared caches and cores) runs long. */
+	uint64_t machine_busy_ns, machine_cpus;
 } ar_process_info_t;
 
 enum {

@@ -175,7 +175,7 @@ int ar_meta_window(ar_metabuf_t *m, const ar_window_info_t *w)
 
 int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *pi)
 {
-	uint8_t body[14 * 10], *p = body;
+	uint8_t body[16 * 10], *p = body;
 	p = ar_put_varint(p, pi->start_rss_bytes);
 	p = ar_put_varint(p, pi->start_time_ns);
 	p = ar_put_varint(p, pi->peak_rss_bytes);
@@ -190,5 +190,7 @@ int ar_meta_process(ar_metabuf_t *m, const ar_process_info_t *pi)
 	p = ar_put_varint(p, pi->cpu_user_start_ns);
 	p = ar_put_varint(p, pi->cpu_sys_start_ns);
 	p = ar_put_varint(p, pi->peak_source);
+	p = ar_put_varint(p, pi->machine_busy_ns);
+	p = ar_put_varint(p, pi->machine_cpus);
 	return meta_put(m, AR_REC_PROCESS, body, (size_t)(p - body));
 }

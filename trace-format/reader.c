@@ -323,6 +323,9 @@ static int parse_meta(ar_reader_t *r, const uint8_t *buf, size_t len, uint64_t n
 				 * this reader does not know is not said */
 				uint64_t src = pi->has_cpu_start && m.p < m.end ? mvar(&m) : AR_PEAK_UNSAID;
 				pi->peak_source = src <= AR_PEAK_SAMPLED ? (unsigned)src : AR_PEAK_UNSAID;
+				/* the machine's busy CPU time and its CPUs: since 2.1, optional */
+				pi->machine_busy_ns = pi->has_cpu_start && m.p < m.end ? mvar(&m) : 0;
+				pi->machine_cpus = pi->has_cpu_start && m.p < m.end ? mvar(&m) : 0;
 			}
 			break;
 		}

@@ -4,7 +4,8 @@
  * a window's trace of 2.1 as its recorder says (VmHWM reached in the window,
  * or the window's highest sample, with a note); a window's trace from before
  * 2.1, whose peak is the process's lifetime high-water mark, gets its own
- * highest sample instead when that is lower, and says so.
+ * highest sample instead when that is lower, and says so. A trace whose
+ * machine was kept busy by other work while it was recorded says that too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,9 +20,11 @@
 #define MIB (1u << 20)
 
 /* A trace with one event, three RSS samples (10, 40 and 25 MiB), and a
- * PROCESS record with the given peak and source; `fields` 13 leaves the
- * source out, as a 2.0 recorder did. Returns it open. */
-static ar_reader_t *trace(int window, uint64_t peak, unsigned source, int fields)
+ * PROCESS record with the given peak and source (6 ms of CPU in 20 ms);
+ * `fields` 13 leaves the source and the machine out, as a 2.0 recorder did;
+ * `others` is the other work's CPU time on the machine's 2 CPUs over those
+ * 20 ms. Returns it open. */
+static ar_reader_t *trace_busy(int window, uint64_t peak, unsigned source, int fields, uint64_t others)
 {
 	int fd = memfd_create("recorded", 0);
 	if (fd < 0)
@@ -45,15 +48,17 @@ static ar_reader_t *trace(int window, uint64_t peak, unsigned source, int fields
 	}
 	ar_process_info_t p = {.start_rss_bytes = 10 * MIB, .start_time_ns = 0, .peak_rss_bytes = peak,
 			       .end_rss_bytes = 25 * MIB, .end_time_ns = 20000000, .sample_interval_ns = 10000000,
-			       .cpu_user_ns = 5000000, .cpu_sys_ns = 1000000, .peak_source = source};
+			       .cpu_user_ns = 5000000, .cpu_sys_ns = 1000000, .peak_source = source,
+			       .machine_busy_ns = fields > 13 ? 6000000 + others : 0, .machine_cpus = fields > 13 ? 2 : 0};
 	size_t before = m.len;
 	EXPECT(ar_meta_process(&m, &p) == 0);
 	if (fields == 13) {
 		/* the record is type, length (one byte each here), body: drop the
-		 * body's last varint, the source (0: one byte) */
+		 * body's last three varints, the source and the machine (0: one
+		 * byte each) */
 		EXPECT(source == AR_PEAK_UNSAID && data[before + 1] < 0x80);
-		data[before + 1]--;
-		m.len--;
+		data[before + 1] -= 3;
+		m.len -= 3;
 	}
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
 	static uint8_t mem[64 * 4];
@@ -69,6 +74,11 @@ static ar_reader_t *trace(int window, uint64_t peak, unsigned source, int fields
 		exit(1);
 	}
 	return r;
+}
+
+static ar_reader_t *trace(int window, uint64_t peak, unsigned source, int fields)
+{
+	return trace_busy(window, peak, source, fields, 0);
 }
 
 static void expect_peak(const char *what, ar_reader_t *r, double want, const char *note)
@@ -97,5 +107,9 @@ int main(void)
 		    "before format 2.1");
 	/* a 2.0 window whose mark is no higher than its samples: kept */
 	expect_peak("window, 2.0, mark in it", trace(1, 40 * MIB, AR_PEAK_UNSAID, 13), 40.0 * MIB, NULL);
+	/* other work kept 1.5 of 2 CPUs busy over the 20 ms: said; 0.2: not */
+	expect_peak("busy machine", trace_busy(0, 200 * MIB, AR_PEAK_HWM, 16, 30000000), 200.0 * MIB,
+		    "other work kept 1.5 of the machine's 2 CPUs busy");
+	expect_peak("quiet machine", trace_busy(0, 200 * MIB, AR_PEAK_HWM, 16, 4000000), 200.0 * MIB, NULL);
 	return TEST_END();
 }

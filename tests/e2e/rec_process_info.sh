@@ -49,13 +49,16 @@ describe() {
 		check "$1: alloctrace and spec_reader agree on the CPU times and the recorder's part" \
 			'all((d[0][k] or 0) == d[1]["process"].get(k, 0) for k in
 			     ("cpu_user_ns", "cpu_sys_ns", "recorder_writer_cpu_ns", "recorder_calls_cpu_ns",
-			      "cpu_user_start_ns", "cpu_sys_start_ns", "peak_rss_source"))' \
+			      "cpu_user_start_ns", "cpu_sys_start_ns", "peak_rss_source", "machine_busy_ns",
+			      "machine_cpus"))' \
 			"$1.info" "$1.spec"
 	fi
 	# A whole program's trace: its peak is the kernel's high-water mark (SPEC 6.10).
 	check "$1: format 2.1, complete, peak from VmHWM" \
 		'd[0]["format_version"] == "2.1" and d[0]["status"] == "complete" and d[0]["peak_rss_source"] == "hwm"' \
 		"$1.info"
+	# SPEC 6.10: the machine beside the program
+	check "$1: the machine's CPUs ($(nproc))" "d[0]['machine_cpus'] == $(nproc)" "$1.info"
 }
 
 LIBC=$(readlink -f "$($PY -c 'import ctypes.util; print(ctypes.util.find_library("c"))' | sed 's|^|/lib/x86_64-linux-gnu/|')" 2>/dev/null)
@@ -127,6 +130,12 @@ check "sqlite3: the recorder's CPU time is recorded, writer and calls, and below
 "$AT" info sq.zst | grep -q "^process CPU  *[0-9.]* s (user .*); the recorder's .* s (writer .* s, its work in the program's calls ~.* s, sampled), the program's .* s$" &&
 	ok "sqlite3: info text shows the CPU time and the recorder's part of it" ||
 	fail "sqlite3: info text: $("$AT" info sq.zst | grep 'process CPU')"
+# The machine's busy CPU time while recording (SPEC 6.10, /proc/stat): at
+# least sqlite3's own clock ticks, and the info line about the other work.
+check "sqlite3: the machine's busy CPU time is recorded" 'd[0]["machine_busy_ns"]' sq.info
+"$AT" info sq.zst | grep -q "^machine  *[0-9.]* of its $(nproc) CPUs busy with other work on average while recording$" &&
+	ok "sqlite3: info text shows the other work on the machine" ||
+	fail "sqlite3: info text: $("$AT" info sq.zst | grep '^machine')"
 
 # ---- shorter than one sampling period: start, peak and end all the same -------------
 "$REC" -q -o true.zst /bin/true || fail "allocrec /bin/true exit $?"

@@ -91,7 +91,9 @@ static void fill_all(ar_writer_t *w)
 			       .recorder_calls_cpu_ns = 1ull << 35,
 			       .cpu_user_start_ns = 1000000,
 			       .cpu_sys_start_ns = 7,
-			       .peak_source = AR_PEAK_SAMPLED};
+			       .peak_source = AR_PEAK_SAMPLED,
+			       .machine_busy_ns = 3ull << 33,
+			       .machine_cpus = 256};
 	EXPECT(ar_meta_process(&m, &p) == 0);
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
 }
@@ -123,6 +125,7 @@ static void test_roundtrip(void)
 		       p->recorder_calls_cpu_ns == 1ull << 35);
 		EXPECT(p->has_cpu_start && p->cpu_user_start_ns == 1000000 && p->cpu_sys_start_ns == 7);
 		EXPECT_U64(p->peak_source, AR_PEAK_SAMPLED);
+		EXPECT(p->machine_busy_ns == 3ull << 33 && p->machine_cpus == 256);
 	}
 	EXPECT_U64(ar_reader_rss_count(r), 101);
 	const ar_rss_sample_t *s = ar_reader_rss_at(r, 0);
@@ -336,7 +339,9 @@ static void test_appended_fields(void)
 	b = ar_put_varint(b, 12);  /* user CPU ns at the trace's start (since 2.0) */
 	b = ar_put_varint(b, 13);  /* system CPU ns at the trace's start */
 	b = ar_put_varint(b, 999); /* the peak source (since 2.1), a value no version defines */
-	b = ar_put_varint(b, 998); /* a fifteenth field, from a later version */
+	b = ar_put_varint(b, 15);  /* the machine's busy CPU ns (since 2.1) */
+	b = ar_put_varint(b, 16);  /* its CPUs */
+	b = ar_put_varint(b, 998); /* a seventeenth field, from a later version */
 	q = ar_put_varint(q, AR_REC_PROCESS);
 	q = ar_put_varint(q, (uint64_t)(b - body));
 	memcpy(q, body, (size_t)(b - body));
@@ -355,6 +360,7 @@ static void test_appended_fields(void)
 	EXPECT(p && p->has_recorder_cpu && p->recorder_writer_cpu_ns == 10 && p->recorder_calls_cpu_ns == 11);
 	EXPECT(p && p->has_cpu_start && p->cpu_user_start_ns == 12 && p->cpu_sys_start_ns == 13);
 	EXPECT(p && p->peak_source == AR_PEAK_UNSAID);
+	EXPECT(p && p->machine_busy_ns == 15 && p->machine_cpus == 16);
 	EXPECT_U64(ar_reader_rss_count(r), 1);
 	EXPECT(ar_reader_rss_at(r, 0) && ar_reader_rss_at(r, 0)->rss_bytes == 3);
 	ar_reader_close(r);
@@ -362,11 +368,12 @@ static void test_appended_fields(void)
 
 /* SPEC 6.10: a recorder before 2.0 wrote nine fields, none of the
  * recorder's CPU times nor the CPU times at the start; a record may end
- * after any of the four 2.0 fields and the 2.1 one (here the peak source
- * says "sampled"). None is corrupt, and none claims a figure it lacks. */
+ * after any of the four 2.0 fields and the three 2.1 ones (here the peak
+ * source says "sampled"). None is corrupt, and none claims a figure it
+ * lacks. */
 static void test_recorder_cpu_optional(void)
 {
-	for (int nfields = 9; nfields <= 14; nfields++) {
+	for (int nfields = 9; nfields <= 16; nfields++) {
 		start_file();
 		uint8_t raw[128], body[64], *q = raw, *b = body;
 		for (int i = 0; i < nfields; i++)
@@ -389,6 +396,8 @@ static void test_recorder_cpu_optional(void)
 		EXPECT(p && p->cpu_user_start_ns == (nfields >= 12 ? 12u : 0u) &&
 		       p->cpu_sys_start_ns == (nfields >= 13 ? 13u : 0u));
 		EXPECT(p && p->peak_source == (nfields >= 14 ? AR_PEAK_SAMPLED : AR_PEAK_UNSAID));
+		EXPECT(p && p->machine_busy_ns == (nfields >= 15 ? 15u : 0u) &&
+		       p->machine_cpus == (nfields >= 16 ? 16u : 0u));
 		ar_reader_close(r);
 	}
 }
