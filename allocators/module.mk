@@ -116,7 +116,7 @@ $(ALLOC_REG_TEST): $(ALLOC_REG_TEST_OBJ) $(ALLOC_REG_LIB)
 # the compiler from reasoning away the very calls the tests make; the two
 # -Wno- flags silence warnings about exactly the edge cases under test
 # (using a block after a realloc that must fail, absurd sizes).
-ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list debug_bugs alloc_contend alloc_reuse
+ALLOC_PRELOAD_TESTS := alloc_api alloc_stress alloc_stats alloc_list debug_bugs alloc_contend alloc_reuse alloc_shards
 ALLOC_PRELOAD_BINS := $(patsubst %,$(BUILD)/tests/%,$(ALLOC_PRELOAD_TESTS))
 ALLOC_TEST_HDRS := allocators/ar_alloc.h tests/unit/testing.h tests/allocators/alloc_test.h
 $(ALLOC_PRELOAD_BINS): $(BUILD)/tests/%: tests/allocators/%.c $(ALLOC_REG_SRCS) $(ALLOC_TEST_HDRS) | $(DEPS_STAMP)

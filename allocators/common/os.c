@@ -151,6 +151,44 @@ void *ar_os_map_aligned(size_t len, size_t align)
 	return p;
 }
 
+void *ar_os_reserve(size_t len, size_t align)
+{
+	size_t span;
+	if (align < ar_page_size)
+		align = ar_page_size;
+	if (__builtin_add_overflow(len, align - ar_page_size, &span))
+		return NULL;
+	int saved = errno;
+	/* PROT_NONE: nothing resident and no commit charge (the kernel charges
+	 * only writable private mappings); not in the tally. Without
+	 * MAP_NORESERVE, so that ar_os_commit's mprotect is charged like any
+	 * other mapping (the rule above). */
+	char *raw = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	if (raw == MAP_FAILED)
+		return NULL;
+	char *p = (char *)ar_align_up_ptr((uintptr_t)raw, align);
+	size_t head = (size_t)(p - raw), tail = span - head - len;
+	if (head)
+		munmap(raw, head);
+	if (tail)
+		munmap(p + len, tail);
+	errno = saved;
+	return p;
+}
+
+int ar_os_commit(void *p, size_t len)
+{
+	int saved = errno;
+	int rc = mprotect(p, len, PROT_READ | PROT_WRITE);
+	errno = saved;
+	if (rc != 0)
+		return -1;
+	atomic_fetch_add_explicit(&os_mmaps, 1, memory_order_relaxed);
+	tally_add(len);
+	return 0;
+}
+
 int ar_os_resize(void *p, size_t old_len, size_t new_len)
 {
 	if (new_len == old_len)

@@ -36,6 +36,18 @@ void *ar_os_map_aligned(size_t len, size_t align);
  * preserved. */
 void *ar_os_map_at(void *addr, size_t len);
 
+/* Reserve len bytes (a page multiple) of address space at a multiple of
+ * align (a power of two), inaccessible: no memory, no commit charge, not in
+ * the tally. Nothing else can be mapped there, so an address inside it is
+ * known to be the caller's. NULL when the kernel refuses (RLIMIT_AS, a
+ * small address space). Never released. */
+void *ar_os_reserve(size_t len, size_t align);
+
+/* Make [p, p+len) of a reservation (page-aligned) zeroed read/write memory,
+ * counted like a mapping (bytes_mapped, one mmap call: it is an mprotect).
+ * 0, or -1 when the kernel refuses (the range stays reserved). */
+int ar_os_commit(void *p, size_t len);
+
 /* Fault in the pages of [p, p+len) (page-aligned) now, in one system call
  * (MADV_POPULATE_WRITE), for memory the caller is about to fill anyway: one
  * call instead of a trap per page. A kernel without it (before 5.14) leaves

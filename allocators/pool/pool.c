@@ -3,9 +3,10 @@
  *
  * Design: requests up to ALLOCRR_POOL_MAX_SIZE (32 KiB) are rounded to one of
  * the size classes (size_class.h) and served from that class's pool
- * (pool_heap.c): pop the class's lock-free free list (one double-width
- * compare-and-swap, pool_list.h) or, when it is empty, carve the next block
- * under the class's lock. Bigger requests get their own mapping (large.c),
+ * (pool_heap.c): pop the calling thread's shard of the class's lock-free
+ * free list (one double-width compare-and-swap, pool_list.h; none while
+ * the process has one thread) or, when it is empty, take another shard's
+ * blocks or carve the next ones under the class's lock. Bigger requests get their own mapping (large.c),
  * which on free goes to the bounded cache of freed mappings (map_cache.h) or
  * the kernel.
  *
@@ -13,14 +14,17 @@
  * swap, and blocks of one size sit densely together; but chunks
  * are never returned and never change class, so memory freed in one class
  * cannot serve another: a program that frees a million 48-byte objects and
- * then allocates 64-byte ones keeps both footprints. Threads allocating the
- * same size still share one cache line per class (the list head), which
- * moves between cores on every call; tlscache's per-thread lists remove that.
+ * then allocates 64-byte ones keeps both footprints. With threads every
+ * call is still one atomic swap, on the thread's own shard's line (pool's
+ * lists are shared: any thread may take any shard's blocks); tlscache's
+ * private per-thread lists need none.
  *
  * Aligned requests take a block of size + align - 16 bytes and return the
  * aligned address inside it, unless every block of the class is aligned
  * already; free() finds the block start again by division (multiplication by
- * the chunk's reciprocal), so interior pointers need no header.
+ * the class's reciprocal), so interior pointers need no header, and finds
+ * the class from the block's address (pool_heap.h, "reserved range")
+ * without reading the chunk's header.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -73,17 +77,19 @@ void *ar_core_memalign(size_t align, size_t size)
 
 void ar_core_free(void *p)
 {
-	ar_chunk_t *c = ar_chunk_of(p);
-	if (AR_LIKELY(c->kind == AR_CHUNK_POOL)) {
-		char *b = ar_pool_block_start((ar_pool_chunk_t *)c, p);
+	unsigned cls;
+	char *b;
+	if (AR_LIKELY(ar_pool_find(p, &cls, &b))) {
 		if (AR_UNLIKELY(b != (char *)p))
 			atomic_fetch_sub_explicit(&padding, (char *)p - b, memory_order_relaxed);
-		ar_pool_free(c->index, b);
-	} else if (c->kind == AR_CHUNK_LARGE) {
-		ar_large_free(c, p);
-	} else {
-		ar_fatal("free(): invalid pointer");
+		ar_pool_free(cls, b);
+		return;
 	}
+	ar_chunk_t *c = ar_chunk_of(p);
+	if (c->kind == AR_CHUNK_LARGE)
+		ar_large_free(c, p);
+	else
+		ar_fatal("free(): invalid pointer");
 }
 
 size_t ar_core_usable_size(const void *p)

@@ -23,20 +23,72 @@
 #include "single_thread.h"
 #include "util.h"
 
+/*
+ * A class's free blocks are spread over AR_POOL_SHARDS lock-free lists
+ * (shards). Each thread takes one shard at its first call, round robin
+ * (threads beyond the count share), and pops from and pushes to that shard
+ * only, so threads that allocate the same size no longer write one cache
+ * line per call: on 2 cores, S2 (8 threads) and S1 on 4 threads ran pool
+ * at 0.75x and 0.80x glibc with one list (docs/BENCHMARKS.md). A block
+ * belongs to no shard: free pushes it onto the freeing thread's shard.
+ * A thread whose shard is empty takes another shard's whole list in one
+ * swap (a producer's blocks freed by a consumer come back this way, a batch
+ * at a time) before it carves, and carves a few blocks at once into its
+ * shard; it is still the same lock-free stack, any thread may pop any
+ * shard, so no block is ever stranded with a thread that exited. This is
+ * not a thread cache: nothing is private, every call is still one atomic
+ * swap (none on one thread), only on a line no other thread writes.
+ * tlscache's flushes and refills go through the same shards (a refill
+ * looks at the thread's own shard first, then at the others).
+ */
+#define AR_POOL_SHARDS 8
+#define AR_POOL_CARVE 8 /* blocks carved at once into a shard (threads) */
+
+typedef struct pool_shard {
+	pool_list_t list;
+} __attribute__((aligned(64))) pool_shard_t;
+
+/* [shard][class]: a thread's lists of every class are lines of their own,
+ * each in its own L1 set. */
+static pool_shard_t shards[AR_POOL_SHARDS][AR_SC_COUNT];
+static _Atomic unsigned shards_taken; /* threads that took a shard, ever */
+static __thread unsigned char my_shard __attribute__((tls_model("initial-exec"))); /* shard + 1 */
+
 typedef struct pool_class {
-	pool_list_t free;           /* free blocks, shared without a lock (pool_list.h) */
-	_Atomic uint64_t pop_wraps; /* times free.head.pops wrapped past 2^32 */
+	_Atomic uint64_t pop_wraps; /* times a shard's head.pops wrapped past 2^32 */
+	_Atomic uint64_t moved;     /* blocks popped and pushed again internally */
 	ar_lock_t lock;             /* carving: bump, bump_end, carved, chunks */
 	char *bump, *bump_end;      /* unused tail of the newest chunk */
 	char *ready;                /* pages below this are faulted in (carve) */
 	uint64_t carved;            /* blocks ever carved from chunks */
 	uint64_t chunks;
+	char *slice, *slice_end;     /* the class's unused part of the reserved range */
 	uint32_t size;
 } __attribute__((aligned(64))) pool_class_t;
 
 unsigned ar_pool_nclasses;
 size_t ar_pool_max_size;
 static pool_class_t classes[AR_SC_COUNT];
+ar_pool_region_t ar_pool_region;
+ar_pool_geometry_t ar_pool_geometry[AR_SC_COUNT] __attribute__((aligned(64)));
+
+static void reserve_region(unsigned nclasses)
+{
+	size_t csize = ar_chunk_size();
+	size_t slice = (size_t)1 << AR_POOL_SLICE_SHIFT, len = slice * nclasses;
+	if (csize > slice)
+		return; /* every chunk is found through its header */
+	char *base = ar_os_reserve(len, slice);
+	if (!base)
+		return; /* every chunk is found through its header */
+	for (unsigned i = 0; i < nclasses; i++) {
+		classes[i].slice = base + i * slice;
+		classes[i].slice_end = classes[i].slice + slice;
+	}
+	ar_pool_region.in_chunk = csize - 1;
+	ar_pool_region.len = len;
+	ar_pool_region.base = (uintptr_t)base;
+}
 
 #if POOL_LIST_CAS
 int ar_pool_list_lockfree;
@@ -49,10 +101,14 @@ void ar_pool_heap_init(size_t max_size)
 	ar_pool_max_size = ar_sc_size(ar_pool_nclasses - 1);
 	for (unsigned i = 0; i < AR_SC_COUNT; i++) {
 		pool_class_t *k = &classes[i];
-		pool_list_init(&k->free);
+		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
+			pool_list_init(&shards[j][i].list);
 		ar_lock_reinit(&k->lock);
 		k->size = (uint32_t)ar_sc_size(i);
+		ar_pool_geometry[i].size = k->size;
+		ar_pool_geometry[i].recip = UINT64_MAX / k->size + 1;
 	}
+	reserve_region(ar_pool_nclasses);
 }
 
 /* Map a new chunk for class k and make its blocks the carving region.
@@ -60,7 +116,13 @@ void ar_pool_heap_init(size_t max_size)
 static int grow(pool_class_t *k, unsigned cls)
 {
 	size_t csize = ar_chunk_size();
-	ar_pool_chunk_t *c = ar_os_map_aligned(csize, csize);
+	ar_pool_chunk_t *c = NULL;
+	if (k->slice != k->slice_end && ar_os_commit(k->slice, csize) == 0) {
+		c = (ar_pool_chunk_t *)k->slice;
+		k->slice += csize;
+	}
+	if (!c)
+		c = ar_os_map_aligned(csize, csize);
 	if (!c)
 		return -1;
 	c->hdr.kind = AR_CHUNK_POOL;
@@ -75,13 +137,47 @@ static int grow(pool_class_t *k, unsigned cls)
 	return 0;
 }
 
-/* Pop one free block of k, or NULL when its list is empty. */
-static inline void *pop(pool_class_t *k)
+/* Pop one free block of list l of class k, or NULL when it is empty. */
+static inline void *pop(pool_class_t *k, pool_list_t *l)
 {
 	void *b;
-	if (AR_UNLIKELY(pool_list_pop(&k->free, &b)))
+	if (AR_UNLIKELY(pool_list_pop(l, &b)))
 		atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
 	return b;
+}
+
+static __attribute__((noinline)) unsigned take_shard(void)
+{
+	unsigned n = atomic_fetch_add_explicit(&shards_taken, 1, memory_order_relaxed) % AR_POOL_SHARDS;
+	my_shard = (unsigned char)(n + 1);
+	return n;
+}
+
+/* The calling thread's shard. */
+static inline unsigned shard_index(void)
+{
+	unsigned s = my_shard;
+	return AR_LIKELY(s != 0) ? s - 1 : take_shard();
+}
+
+/* Shards 0 .. shards_used()-1 may hold blocks. */
+static inline unsigned shards_used(void)
+{
+	unsigned n = atomic_load_explicit(&shards_taken, memory_order_relaxed);
+	return n < AR_POOL_SHARDS ? (n ? n : 1) : AR_POOL_SHARDS;
+}
+
+/* Give the n blocks linked from first (NULL-terminated) to list l: in one
+ * swap when l is empty, else after walking to the tail. */
+static void give_chain(pool_class_t *k, pool_list_t *l, void *first, uint32_t n)
+{
+	atomic_fetch_add_explicit(&k->moved, n, memory_order_relaxed);
+	if (pool_list_push_if_empty(l, first, n))
+		return;
+	void *last = first;
+	while (*(void **)last)
+		last = *(void **)last;
+	pool_list_push(l, first, last, n);
 }
 
 /* Fault in the pages of k's chunk from k->ready up to at least end, in
@@ -132,36 +228,101 @@ static unsigned carve(pool_class_t *k, unsigned cls, unsigned n, void **list)
 	return got;
 }
 
-void *ar_pool_alloc(unsigned cls)
+/* Shard s of class cls is empty: take another shard's whole list (one
+ * swap), or carve a few blocks; return one block, the rest go to shard s. */
+static __attribute__((noinline)) void *refill(pool_class_t *k, unsigned cls, unsigned s)
+{
+	pool_list_t *own = &shards[s][cls].list;
+	unsigned used = shards_used();
+	for (unsigned i = 1; i < used; i++) {
+		pool_list_t *l = &shards[(s + i) % used][cls].list;
+		void *list = NULL;
+		int wrapped = 0;
+		if (!pool_list_maybe_nonempty(l))
+			continue;
+		uint32_t got = pool_list_take_all(l, UINT32_MAX, &list, &wrapped);
+		if (AR_UNLIKELY(wrapped))
+			atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
+		if (!got)
+			continue;
+		if (got > 1)
+			give_chain(k, own, *(void **)list, got - 1);
+		return list;
+	}
+	void *list = NULL;
+	unsigned got = carve(k, cls, ar_one_thread() ? 1 : AR_POOL_CARVE, &list);
+	if (!got)
+		return NULL;
+	if (got > 1)
+		give_chain(k, own, *(void **)list, got - 1);
+	return list;
+}
+
+static __attribute__((noinline)) void *alloc_slow(unsigned cls)
 {
 	pool_class_t *k = &classes[cls];
-	void *b = pop(k);
-	if (AR_LIKELY(b != NULL))
+	unsigned s = shard_index();
+	void *b = pop(k, &shards[s][cls].list);
+	if (b != NULL)
 		return b;
-	return carve(k, cls, 1, &b) ? b : NULL;
+	return refill(k, cls, s);
+}
+
+static __attribute__((noinline)) void free_slow(unsigned cls, void *block)
+{
+	pool_list_push(&shards[shard_index()][cls].list, block, block, 1);
+}
+
+/* The fast paths inline, the rest (a thread's first call, the locked
+ * lists, an empty shard) out of line, so that a pop or push saves no
+ * registers. */
+void *ar_pool_alloc(unsigned cls)
+{
+	unsigned s = my_shard;
+	if (AR_LIKELY(s != 0)) {
+		void *b;
+		int r = pool_list_try_pop(&shards[s - 1][cls].list, &b);
+		if (AR_UNLIKELY(r > 0))
+			atomic_fetch_add_explicit(&classes[cls].pop_wraps, 1, memory_order_relaxed);
+		if (AR_LIKELY(r >= 0 && b != NULL))
+			return b;
+	}
+	return alloc_slow(cls);
 }
 
 void ar_pool_free(unsigned cls, void *block)
 {
-	pool_list_push(&classes[cls].free, block, block, 1);
+	unsigned s = my_shard;
+	if (AR_LIKELY(s != 0) && pool_list_try_push(&shards[s - 1][cls].list, block))
+		return;
+	free_slow(cls, block);
 }
 
 unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head)
 {
 	pool_class_t *k = &classes[cls];
 	void *list = NULL, *b;
-	int wrapped = 0;
-	/* A list of at most n blocks comes whole in one swap (the common case
+	unsigned s = shard_index(), used = shards_used(), got = 0;
+	/* The caller's shard first (where its flushes went), then the others.
+	 * A list of at most n blocks comes whole in one swap (the common case
 	 * of tlscache, whose flushes push a batch and refills take one).
 	 * Otherwise one pop per block: walking the shared list to cut n blocks
 	 * off would follow links another thread may be overwriting. */
-	unsigned got = pool_list_take_all(&k->free, n, &list, &wrapped);
-	if (AR_UNLIKELY(wrapped))
-		atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
-	while (got < n && (b = pop(k)) != NULL) {
-		*(void **)b = list;
-		list = b;
-		got++;
+	for (unsigned i = 0; got < n && i < used; i++) {
+		pool_list_t *l = &shards[(s + i) % used][cls].list;
+		if (i && !pool_list_maybe_nonempty(l))
+			continue;
+		if (!got) {
+			int wrapped = 0;
+			got = pool_list_take_all(l, n, &list, &wrapped);
+			if (AR_UNLIKELY(wrapped))
+				atomic_fetch_add_explicit(&k->pop_wraps, 1, memory_order_relaxed);
+		}
+		while (got < n && (b = pop(k, l)) != NULL) {
+			*(void **)b = list;
+			list = b;
+			got++;
+		}
 	}
 	if (got < n)
 		got += carve(k, cls, n - got, &list);
@@ -171,7 +332,7 @@ unsigned ar_pool_alloc_batch(unsigned cls, unsigned n, void **head)
 
 void ar_pool_free_batch(unsigned cls, void *head, void *tail, unsigned n)
 {
-	pool_list_push(&classes[cls].free, head, tail, n);
+	pool_list_push(&shards[shard_index()][cls].list, head, tail, n);
 }
 
 void ar_pool_heap_stats(ar_alloc_stats_t *out)
@@ -183,15 +344,20 @@ void ar_pool_heap_stats(ar_alloc_stats_t *out)
 		ar_lock(&k->lock);
 		uint64_t carved = k->carved, chunks = k->chunks;
 		ar_unlock(&k->lock);
-		pool_head_t h = pool_list_peek(&k->free);
+		uint64_t nfree = 0, pops = 0;
+		for (unsigned j = 0; j < AR_POOL_SHARDS; j++) {
+			pool_head_t h = pool_list_peek(&shards[j][i].list);
+			nfree += pool_head_count(h);
+			pops += h.pops;
+		}
 		uint64_t wraps = atomic_load_explicit(&k->pop_wraps, memory_order_relaxed);
-		uint64_t nfree = pool_head_count(h);
+		uint64_t moved = atomic_load_explicit(&k->moved, memory_order_relaxed);
 		b->block_bytes = k->size;
 		/* Under concurrency a block carved after the carved count was
 		 * read can already be on the list: clamp, quiescent is exact. */
 		b->blocks_free = nfree < carved ? nfree : carved;
 		b->blocks_in_use = carved - b->blocks_free;
-		b->allocs_total = carved + (wraps << 32 | h.pops);
+		b->allocs_total = carved + (wraps << 32) + pops - moved;
 		b->chunks = chunks;
 		out->chunks_in_use += b->chunks;
 	}
@@ -201,14 +367,16 @@ void ar_pool_heap_fork_prepare(void)
 {
 	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
 		ar_lock(&classes[i].lock);
-		pool_list_fork_prepare(&classes[i].free);
+		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
+			pool_list_fork_prepare(&shards[j][i].list);
 	}
 }
 
 void ar_pool_heap_fork_parent(void)
 {
 	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
-		pool_list_fork_parent(&classes[i].free);
+		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
+			pool_list_fork_parent(&shards[j][i].list);
 		ar_unlock(&classes[i].lock);
 	}
 }
@@ -216,7 +384,8 @@ void ar_pool_heap_fork_parent(void)
 void ar_pool_heap_fork_child(void)
 {
 	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
-		pool_list_fork_child(&classes[i].free);
+		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
+			pool_list_fork_child(&shards[j][i].list);
 		ar_lock_reinit(&classes[i].lock);
 	}
 }

@@ -174,6 +174,21 @@ static inline uint32_t list_take_all_cas(pool_list_t *l, uint32_t max, void **ou
 	}
 }
 
+/* Install the n blocks linked from first (NULL-terminated) as the whole
+ * list if the list is empty; 0, changing nothing, when it is not. */
+static inline int list_push_if_empty_cas(pool_list_t *l, void *first, uint32_t n)
+{
+	pool_head_t old = pool_head_load(&l->head), want;
+	while (!old.top) {
+		want.top = first;
+		want.pops = old.pops;
+		want.pushes = old.pushes + n;
+		if (pool_head_cas(&l->head, &old, want))
+			return 1;
+	}
+	return 0;
+}
+
 #else
 #define POOL_LIST_CAS 0
 static inline void pool_list_probe(void)
@@ -269,6 +284,78 @@ static inline uint32_t pool_list_take_all(pool_list_t *l, uint32_t max, void **o
 	if (!one)
 		ar_unlock(&l->lock);
 	return n;
+}
+
+/*
+ * The fast paths alone, for a caller that keeps the locked path out of
+ * line (its call would make every pop save registers): pop as
+ * pool_list_pop, or push one block, and return -1 (try_pop) or 0
+ * (try_push), doing nothing, when only the locked path can do it.
+ */
+static inline int pool_list_try_pop(pool_list_t *l, void **out)
+{
+	if (ar_one_thread()) {
+		void *b = l->head.top;
+		int wrapped = 0;
+		if (b) {
+			l->head.top = *(void **)b;
+			wrapped = ++l->head.pops == 0;
+		}
+		*out = b;
+		return wrapped;
+	}
+#if POOL_LIST_CAS
+	if (pool_list_lockfree())
+		return list_pop_cas(l, out);
+#endif
+	return -1;
+}
+
+static inline int pool_list_try_push(pool_list_t *l, void *block)
+{
+	if (ar_one_thread()) {
+		*(void **)block = l->head.top;
+		l->head.top = block;
+		l->head.pushes++;
+		return 1;
+	}
+#if POOL_LIST_CAS
+	if (pool_list_lockfree()) {
+		list_push_cas(l, block, block, 1);
+		return 1;
+	}
+#endif
+	return 0;
+}
+
+/* The n blocks linked from first (NULL-terminated) become the list when it
+ * is empty: one swap for a chain whose tail is unknown (a list taken whole
+ * from another list). Returns 0, changing nothing, when the list is not
+ * empty (then push with the tail). */
+static inline int pool_list_push_if_empty(pool_list_t *l, void *first, uint32_t n)
+{
+	int one = ar_one_thread();
+#if POOL_LIST_CAS
+	if (!one && pool_list_lockfree())
+		return list_push_if_empty_cas(l, first, n);
+#endif
+	int done = 0;
+	if (!one)
+		ar_lock(&l->lock);
+	if (!l->head.top) {
+		l->head.top = first;
+		l->head.pushes += n;
+		done = 1;
+	}
+	if (!one)
+		ar_unlock(&l->lock);
+	return done;
+}
+
+/* 1 when the list looked non-empty a moment ago (a hint: one plain load). */
+static inline int pool_list_maybe_nonempty(pool_list_t *l)
+{
+	return __atomic_load_n(&l->head.top, __ATOMIC_RELAXED) != NULL;
 }
 
 static inline pool_head_t pool_list_peek(pool_list_t *l)

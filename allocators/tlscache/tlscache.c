@@ -136,10 +136,14 @@ void *ar_core_memalign(size_t align, size_t size)
 
 void ar_core_free(void *p)
 {
+	unsigned cls;
+	char *b;
+	if (AR_LIKELY(ar_pool_find(p, &cls, &b))) {
+		free_small(cls, b, p);
+		return;
+	}
 	ar_chunk_t *c = ar_chunk_of(p);
-	if (AR_LIKELY(c->kind == AR_CHUNK_POOL))
-		free_small(c->index, ar_pool_block_start((ar_pool_chunk_t *)c, p), p);
-	else if (c->kind == AR_CHUNK_LARGE)
+	if (c->kind == AR_CHUNK_LARGE)
 		ar_large_free(c, p);
 	else
 		ar_fatal("free(): invalid pointer");
