@@ -20,7 +20,7 @@
 #include "import.h"
 
 #define FULL_BUFFERS 64
-#define SMALL_BUFFER_BYTES (1024u * AR_EVENT_SLOT_BYTES)
+#define SMALL_BUFFER_BYTES (1024u * 2 * AR_EVENT_SLOT_BYTES) /* at least 1024 events */
 
 typedef struct imp_thread {
 	uint8_t *mem; /* NULL until its first event, and again once done */

@@ -2,7 +2,8 @@
  * rec_fast.h — the common case of a recorded call, inlined into each heap
  * hook (rec_hooks.c): the call succeeded, the thread has a buffer with room
  * that is not due to be flushed, no stacks are taken. Then the event goes
- * straight into the buffer's next slot (format.h's ar_evbuf_put: the
+ * straight into the buffer's next slots (format.h's ar_evbuf_put: one
+ * 32-byte slot for a malloc or free, two for a calloc or realloc; the
  * recorder is the event buffer's one producer and carries its own copy of
  * the trace-format objects) without building an ar_event_t, without
  * ar_evbuf_append's checks (a hook's events are valid by construction:
@@ -51,8 +52,10 @@ static inline __attribute__((always_inline)) int rec_fast_event(rec_thread_t *t,
 	atomic_signal_fence(memory_order_seq_cst);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
+	ar_slot_event_t v = {.seq = seq, .seq2 = seq2, .time_ns = *time, .ptr = ptr, .result = result,
+			     .size = size, .aux = aux, .op = (uint8_t)op};
 	if (REC_UNLIKELY(!b) || REC_UNLIKELY(rec_cfg.stack_depth) ||
-	    REC_UNLIKELY((size_t)(b->eb.nslots + 1) * AR_EVENT_SLOT_BYTES > b->eb.cap) ||
+	    REC_UNLIKELY(!ar_evbuf_room(&b->eb, ar_slot_count(&v))) ||
 	    REC_UNLIKELY(first == 0) || REC_UNLIKELY(*time + 1 - first > rec_cfg.flush_ns) ||
 	    REC_UNLIKELY(t->exited)) {
 		atomic_signal_fence(memory_order_seq_cst);
@@ -60,10 +63,7 @@ static inline __attribute__((always_inline)) int rec_fast_event(rec_thread_t *t,
 		return 0;
 	}
 	uint64_t last = seq2 ? seq2 : seq;
-	ar_evbuf_put(&b->eb,
-		     &(ar_slot_t){.seq = seq, .seq2 = seq2, .time_ns = *time, .ptr = ptr, .result = result,
-				  .size = size, .aux = aux, .op = (uint8_t)op},
-		     1, last);
+	ar_evbuf_put(&b->eb, &v, last);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->appending = 0;
 	rec_stamp_done(&t->stamp, last);

@@ -184,7 +184,7 @@ static inline int rec_boot_owns(const void *p)
 size_t rec_boot_size(const void *p);
 
 /* ---- buffers and threads (rec_thread.c) ---------------------------------------- */
-#define REC_EVBUF_CAP AR_EVBUF_MAX_BYTES /* one events block: 16384 event slots */
+#define REC_EVBUF_CAP AR_EVBUF_MAX_BYTES /* one events block: 16384 events, 32-64 bytes each */
 #define REC_METABUF_CAP (64u * 1024u)  /* thread, stack and module records */
 #define REC_BUFS_PER_THREAD 4          /* in flight per thread before it waits */
 

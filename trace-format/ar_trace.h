@@ -355,14 +355,18 @@ typedef struct ar_mem {
 #define AR_BLOCK_MAX (256u * 1024u)
 /* Events of one block: at most this many (SPEC 7). */
 #define AR_EVBUF_MAX_EVENTS 16384u
-/* Bytes of caller storage per event in an ar_evbuf_t. */
-#define AR_EVENT_SLOT_BYTES 64u
-/* Storage for a full event buffer: 1 MiB. */
-#define AR_EVBUF_MAX_BYTES (AR_EVBUF_MAX_EVENTS * AR_EVENT_SLOT_BYTES)
+/* The unit of caller storage in an ar_evbuf_t: a malloc, free, valloc or
+ * pvalloc takes one slot, any other event (and one with a stack or an
+ * error code) two, a reallocarray with an old_size three. */
+#define AR_EVENT_SLOT_BYTES 32u
+/* Storage for a full event buffer, AR_EVBUF_MAX_EVENTS events of two slots:
+ * 1 MiB. Buffers of one-slot events fill at AR_EVBUF_MAX_EVENTS with half
+ * of it used. */
+#define AR_EVBUF_MAX_BYTES (AR_EVBUF_MAX_EVENTS * 2 * AR_EVENT_SLOT_BYTES)
 
 /*
  * A per-thread event buffer: the recorder's hot path. Appending stores the
- * event as a fixed-size slot (no encoding, no allocation, no lock, no
+ * event in fixed-size slots (no encoding, no allocation, no lock, no
  * syscall); the compact columnar encoding of SPEC 5 happens when the writer
  * turns the buffer into a block, off the hot path. The caller owns the
  * storage (`data`, `cap` bytes, 8-byte aligned; up to AR_EVBUF_MAX_BYTES are
@@ -374,8 +378,7 @@ typedef struct ar_evbuf {
 	uint32_t nevents;
 	uint32_t thread;
 	uint64_t os_tid;
-	uint32_t nslots;    /* slots used: nevents, plus one for each reallocarray
-			     * with an old_size (it needs a second slot) */
+	uint32_t nslots;    /* slots used: one, two or three per event */
 	uint64_t first_seq, last_seq; /* last_seq includes a final seq2 */
 	uint64_t events_by_op[AR_OP_LIMIT];
 } ar_evbuf_t;
@@ -389,8 +392,8 @@ void ar_evbuf_reset(ar_evbuf_t *b, uint8_t *data, size_t cap, uint32_t thread, u
  * write the buffer out, reset it and append again), or AR_EINVAL when the
  * event breaks a rule (unknown op; seq not above the thread's previous seq
  * or seq2, SPEC 4; seq2 not above seq; an old_size on an op other than
- * free, realloc and reallocarray). A reallocarray with an old_size takes
- * two slots.
+ * free, realloc and reallocarray). Full: AR_EVBUF_MAX_EVENTS events, or
+ * not enough of `cap` left for the event's slots (AR_EVENT_SLOT_BYTES).
  */
 int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e);
 

@@ -1,6 +1,7 @@
 /*
  * encode.c — turn a buffer of event slots into one columnar EVENTS record
  * (SPEC 5). Runs on the writer's thread, never on the traced program's.
+ * The slots' layout is format.h's (ar_slot_get reads an event back).
  *
  * Each field goes to its own column so zstd sees runs of like values; times
  * and sequence numbers are per-thread deltas; a pointer is either a
@@ -119,86 +120,124 @@ static inline __attribute__((always_inline)) uint8_t *put_pointer(uint8_t *q, ui
 	return ar_put_varint(q, ar_zigzag((int64_t)d));
 }
 
+/* The encoder's running state over one block: the column cursors and what
+ * SPEC 5 codes as deltas. A local of ar_enc_events, never escaping, so the
+ * compiler keeps it in registers. */
+typedef struct enc_state {
+	uint8_t *qo, *qs, *qt, *qp, *qa, *qk;
+	uint64_t prev_seq, prev_time, prev_ptr;
+	uint32_t nin, nout;
+	ar_ptr_entry_t scratch;
+} enc_state_t;
+
+/* Code event v, whose op has field mask f, into the columns. Inlined
+ * with a constant v and f for the short slots (format.h), so a malloc or a
+ * free runs only its own fields' code. */
+static inline __attribute__((always_inline)) void enc_event(ar_enc_t *enc, enc_state_t *st,
+							    const ar_slot_event_t *v, unsigned f)
+{
+	unsigned op = v->op, sized = v->old_size != 0;
+	unsigned h = op;
+	/* SPEC 5.1: an event with an old_size is written as its sized op. */
+	if (__builtin_expect(sized, 0))
+		h = ar_sized_code(op);
+	if (v->stack)
+		h |= AR_EV_STACK;
+	if ((f & AR_F_RESULT) && v->result == 0)
+		h |= AR_EV_NULL_RESULT | (v->error ? AR_EV_ERROR : 0);
+	*st->qo++ = (uint8_t)h;
+	st->qs = put_varint(st->qs, v->seq - st->prev_seq - 1);
+	st->prev_seq = v->seq;
+	if (f & AR_F_SEQ2) {
+		st->qs = put_varint(st->qs, v->seq2 - v->seq - 1);
+		st->prev_seq = v->seq2;
+	}
+	uint64_t t = v->time_ns >> AR_TIME_UNIT_SHIFT;
+	st->qt = put_varint(st->qt, ar_zigzag((int64_t)(t - st->prev_time)));
+	st->prev_time = t;
+	if (f & AR_F_PTR) {
+		ar_ptr_entry_t *m = map_entry(enc, v->ptr, &st->scratch);
+		st->qp = put_pointer(st->qp, v->ptr, st->prev_ptr, m->last_out, st->nout);
+		m->last_in = (uint16_t)++st->nin;
+		st->prev_ptr = v->ptr;
+	}
+	if (__builtin_expect(sized, 0)) {
+		/* old_size in the align field: before count and size */
+		st->qa = put_varint(st->qa, v->old_size);
+		if ((f & (AR_F_ALIGN | AR_F_COUNT)) && op != AR_OP_REALLOC)
+			st->qa = put_varint(st->qa, v->aux);
+		if ((f & AR_F_SIZE) && op != AR_OP_FREE)
+			st->qa = put_varint(st->qa, v->size);
+	} else {
+		if (f & (AR_F_ALIGN | AR_F_COUNT))
+			st->qa = put_varint(st->qa, v->aux);
+		if (f & AR_F_SIZE)
+			st->qa = put_varint(st->qa, v->size);
+	}
+	if (h & AR_EV_ERROR)
+		st->qa = put_varint(st->qa, v->error);
+	if ((f & AR_F_RESULT) && v->result) {
+		ar_ptr_entry_t *m = map_entry(enc, v->result, &st->scratch);
+		st->qp = put_pointer(st->qp, v->result, st->prev_ptr, m->last_in, st->nin);
+		m->last_out = (uint16_t)++st->nout;
+		st->prev_ptr = v->result;
+	}
+	if (v->stack)
+		st->qk = put_varint(st->qk, v->stack);
+}
+
 size_t ar_enc_events(ar_enc_t *enc, const ar_evbuf_t *b, uint8_t *out)
 {
 	uint8_t *q[AR_NCOLS];
-	for (int c = 0; c < AR_NCOLS; c++)
-		q[c] = enc->col[c];
 	if (++enc->gen == 0) { /* generation wrapped: stale stamps could match */
 		memset(enc->map, 0, ((size_t)enc->map_mask + 1) * sizeof *enc->map);
 		enc->gen = 1;
 	}
 	enc->map_used = 0;
-	ar_ptr_entry_t scratch;
-	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
-	uint32_t nin = 0, nout = 0;
-	uint8_t *qo = q[AR_COL_OPS], *qs = q[AR_COL_SEQ], *qt = q[AR_COL_TIME], *qp = q[AR_COL_PTR],
-		*qa = q[AR_COL_ARGS], *qk = q[AR_COL_STACK];
+	enc_state_t st = {
+		.qo = enc->col[AR_COL_OPS],
+		.qs = enc->col[AR_COL_SEQ],
+		.qt = enc->col[AR_COL_TIME],
+		.qp = enc->col[AR_COL_PTR],
+		.qa = enc->col[AR_COL_ARGS],
+		.qk = enc->col[AR_COL_STACK],
+	};
 	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data, *end = s + b->nslots;
-	for (; s < end; s++) {
-		/* The map is bigger than L2: fetch the entries a few events ahead. */
-		if (s + 4 < end) {
-			__builtin_prefetch(&enc->map[map_slot(s[4].ptr)]);
-			__builtin_prefetch(&enc->map[map_slot(s[4].result)]);
+	while (s < end) {
+		/* The map is bigger than L2: fetch the entries a few events
+		 * ahead. Slots differ in size, so this looks 6 slots ahead and
+		 * takes both words that are pointers in a short slot and in a
+		 * long event's second slot (a wasted prefetch otherwise). */
+		if (s + 6 < end) {
+			__builtin_prefetch(&enc->map[map_slot(s[6].a)]);
+			__builtin_prefetch(&enc->map[map_slot(s[6].b)]);
 		}
-		unsigned op = s->op, f = ar_known_op_fields[op], sized = s->sized;
-		unsigned h = op;
-		/* SPEC 5.1: an event with an old_size is written as its sized op. */
-		if (__builtin_expect(sized, 0))
-			h = ar_sized_code(op);
-		if (s->stack)
-			h |= AR_EV_STACK;
-		if ((f & AR_F_RESULT) && s->result == 0)
-			h |= AR_EV_NULL_RESULT | (s->error ? AR_EV_ERROR : 0);
-		*qo++ = (uint8_t)h;
-		qs = put_varint(qs, s->seq - prev_seq - 1);
-		prev_seq = s->seq;
-		if (f & AR_F_SEQ2) {
-			qs = put_varint(qs, s->seq2 - s->seq - 1);
-			prev_seq = s->seq2;
-		}
-		uint64_t t = s->time_ns >> AR_TIME_UNIT_SHIFT;
-		qt = put_varint(qt, ar_zigzag((int64_t)(t - prev_time)));
-		prev_time = t;
-		if (f & AR_F_PTR) {
-			ar_ptr_entry_t *m = map_entry(enc, s->ptr, &scratch);
-			qp = put_pointer(qp, s->ptr, prev_ptr, m->last_out, nout);
-			m->last_in = (uint16_t)++nin;
-			prev_ptr = s->ptr;
-		}
-		if (__builtin_expect(sized, 0)) {
-			/* old_size in the align field: before count and size */
-			uint64_t old_size = op == AR_OP_FREE ? s->size : op == AR_OP_REALLOC ? s->aux : s[1].seq;
-			qa = put_varint(qa, old_size);
-			if ((f & (AR_F_ALIGN | AR_F_COUNT)) && op != AR_OP_REALLOC)
-				qa = put_varint(qa, s->aux);
-			if ((f & AR_F_SIZE) && op != AR_OP_FREE)
-				qa = put_varint(qa, s->size);
-		} else {
-			if (f & (AR_F_ALIGN | AR_F_COUNT))
-				qa = put_varint(qa, s->aux);
-			if (f & AR_F_SIZE)
-				qa = put_varint(qa, s->size);
-		}
-		if (h & AR_EV_ERROR)
-			qa = put_varint(qa, s->error);
-		if ((f & AR_F_RESULT) && s->result) {
-			ar_ptr_entry_t *m = map_entry(enc, s->result, &scratch);
-			qp = put_pointer(qp, s->result, prev_ptr, m->last_in, nin);
-			m->last_out = (uint16_t)++nout;
-			prev_ptr = s->result;
-		}
-		if (s->stack)
-			qk = put_varint(qk, s->stack);
-		if (__builtin_expect(sized, 0) && op == AR_OP_REALLOCARRAY) /* its second slot */
+		uint64_t head = s->head;
+		if (__builtin_expect(!(head & (AR_SLOT_LONG | AR_SLOT_SIZED)), 1)) {
+			/* a short slot without an old_size: the fields are known */
+			unsigned op = (unsigned)(head >> 56) & (AR_OP_LIMIT - 1);
+			ar_slot_event_t v = {.seq = head & AR_SLOT_SEQ_MAX, .time_ns = s->time_ns, .op = (uint8_t)op};
+			if (op == AR_OP_FREE) {
+				v.ptr = s->a;
+				enc_event(enc, &st, &v, AR_F_PTR);
+			} else { /* malloc, valloc, pvalloc */
+				v.size = s->a;
+				v.result = s->b;
+				enc_event(enc, &st, &v, AR_F_SIZE | AR_F_RESULT);
+			}
 			s++;
+			continue;
+		}
+		ar_slot_event_t v;
+		s += ar_slot_get(s, &v);
+		enc_event(enc, &st, &v, ar_known_op_fields[v.op]);
 	}
-	q[AR_COL_OPS] = qo;
-	q[AR_COL_SEQ] = qs;
-	q[AR_COL_TIME] = qt;
-	q[AR_COL_PTR] = qp;
-	q[AR_COL_ARGS] = qa;
-	q[AR_COL_STACK] = qk;
+	q[AR_COL_OPS] = st.qo;
+	q[AR_COL_SEQ] = st.qs;
+	q[AR_COL_TIME] = st.qt;
+	q[AR_COL_PTR] = st.qp;
+	q[AR_COL_ARGS] = st.qa;
+	q[AR_COL_STACK] = st.qk;
 
 	/* Body: thread, os tid, count, then each column as length + bytes. */
 	uint8_t head[64], *p = head;

@@ -1,9 +1,10 @@
 /*
  * evbuf.c — the recorder's hot path and the metadata records.
  *
- * ar_evbuf_append stores an event as one fixed 64-byte slot after checking
- * the SPEC 4 rules; it never allocates, locks, makes a syscall or stores a
- * partial event. Encoding happens later in encode.c, on the writer's thread.
+ * ar_evbuf_append stores an event in one, two or three 32-byte slots
+ * (format.h says which) after checking the SPEC 4 rules; it never
+ * allocates, locks, makes a syscall or stores a partial event. Encoding
+ * happens later in encode.c, on the writer's thread.
  * Metadata records are encoded directly (they are rare).
  */
 #include "format.h"
@@ -24,19 +25,11 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 	unsigned op = e->op;
 	if (op >= AR_OP_LIMIT || ar_known_op_fields[op] == 0)
 		return AR_EINVAL;
-	unsigned sized = e->old_size != 0;
-	if (sized && !ar_sized_code(op))
+	if (e->old_size && !ar_sized_code(op))
 		return AR_EINVAL;
-	/* A reallocarray uses every field of a slot: its old_size takes a second. */
-	unsigned nslots = 1 + (sized && op == AR_OP_REALLOCARRAY);
-	if ((size_t)(b->nslots + nslots) * AR_EVENT_SLOT_BYTES > b->cap)
-		return AR_EFULL;
 	unsigned f = ar_known_op_fields[op];
-	/* SPEC 4: within a thread every seq (and seq2) is above the last one. */
-	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
-		return AR_EINVAL;
 	/* Plain copies: the encoder reads only the fields the op's mask names. */
-	ar_slot_t v = {
+	ar_slot_event_t v = {
 		.seq = e->seq,
 		.seq2 = e->seq2,
 		.time_ns = e->time_ns,
@@ -44,18 +37,17 @@ int ar_evbuf_append(ar_evbuf_t *b, const ar_event_t *e)
 		.result = e->result,
 		.size = e->size,
 		.aux = (f & AR_F_ALIGN) ? e->align : e->count,
+		.old_size = e->old_size,
 		.stack = e->stack,
 		.op = (uint8_t)op,
-		.sized = (uint8_t)sized,
 		.error = ((f & AR_F_RESULT) && !e->result) ? (uint16_t)(e->error > 0xffff ? 0xffff : e->error) : 0,
 	};
-	if (sized && op == AR_OP_FREE)
-		v.size = e->old_size;
-	else if (sized && op == AR_OP_REALLOC)
-		v.aux = e->old_size;
-	ar_slot_t *s = ar_evbuf_put(b, &v, nslots, (f & AR_F_SEQ2) ? e->seq2 : e->seq);
-	if (sized && op == AR_OP_REALLOCARRAY)
-		s[1].seq = e->old_size;
+	if (!ar_evbuf_room(b, ar_slot_count(&v)))
+		return AR_EFULL;
+	/* SPEC 4: within a thread every seq (and seq2) is above the last one. */
+	if ((b->nevents && e->seq <= b->last_seq) || e->seq == 0 || ((f & AR_F_SEQ2) && e->seq2 <= e->seq))
+		return AR_EINVAL;
+	ar_evbuf_put(b, &v, (f & AR_F_SEQ2) ? e->seq2 : e->seq);
 	return 0;
 }
 

@@ -106,45 +106,164 @@ unsigned ar_sized_fields(unsigned code);
 /* The sized op that carries base op `op` with an old_size, or 0. */
 unsigned ar_sized_code(unsigned op);
 
-/* One event as ar_evbuf_append stores it: fixed size, no encoding. */
+/*
+ * The slots of an event buffer (ar_evbuf_t.data): AR_EVENT_SLOT_BYTES (32)
+ * each, no encoding. The common events (malloc, free, valloc, pvalloc
+ * without a stack or an error code: what the recorder's fast path stores
+ * nearly always) take one slot, every other event two, a reallocarray with
+ * an old_size three. One slot is half a cache line: the recorder's thread
+ * writes each line once and the writer's thread reads it once, so the
+ * bytes an event occupies are what moves between the two cores
+ * (docs/BENCHMARKS.md, "the recorder's slot traffic").
+ *
+ * Short form (one slot): head = seq | op << 56 (seq below 2^56, the long
+ * form otherwise), then the time, then a = size and b = result for an
+ * allocation, a = ptr and b = old_size (AR_SLOT_SIZED set) or 0 for a free.
+ * Long form: slot 0 head = AR_SLOT_LONG | sized | op << 56 | error << 32 |
+ * stack, time, a = seq, b = seq2; slot 1 (ar_slot_ext_t) ptr, result, size,
+ * aux; a sized event's old_size in the field its op does not use (size for
+ * a free, aux for a realloc) or, for a reallocarray, in slot 2's head.
+ */
 typedef struct ar_slot {
-	uint64_t seq, seq2, time_ns, ptr, result, size;
-	uint64_t aux; /* the op's alignment or count: no v1 op has both */
-	uint32_t stack;
-	uint8_t op;
-	uint8_t sized;  /* 1: the event has an old_size (SPEC 5.1 sized ops): in
-			 * `size` for a free, in `aux` for a realloc, in the next
-			 * slot's `seq` for a reallocarray (its aux is its count) */
-	uint16_t error; /* 0 unless the result is NULL */
+	uint64_t head, time_ns, a, b;
 } ar_slot_t;
+typedef struct ar_slot_ext {
+	uint64_t ptr, result, size, aux;
+} ar_slot_ext_t;
 _Static_assert(sizeof(ar_slot_t) == AR_EVENT_SLOT_BYTES, "slot size is part of the evbuf contract");
+_Static_assert(sizeof(ar_slot_ext_t) == AR_EVENT_SLOT_BYTES, "a long event's second slot");
+_Static_assert(AR_OP_LIMIT <= 32, "op codes fit bits 56-60 of a slot's head");
+#define AR_SLOT_LONG (1ull << 63)
+#define AR_SLOT_SIZED (1ull << 62)
+#define AR_SLOT_SEQ_MAX ((1ull << 56) - 1)
 
-/* Store slot v, an event valid by SPEC 4's rules whose nslots slots fit in
- * b, as b's next event; last_seq is its seq2 if it has one, else its seq.
- * The second half of ar_evbuf_append, after its checks, and the recorder's
- * fast path (recorder/rec_fast.h), whose events are valid by construction.
- * Returns the slot (a reallocarray's old_size goes in the next one). */
-static inline ar_slot_t *ar_evbuf_put(ar_evbuf_t *b, const ar_slot_t *v, unsigned nslots, uint64_t last_seq)
+/* An event as its slots hold it. aux is the op's alignment or count (no v1
+ * op has both); old_size is 0 unless the event is sized (SPEC 5.1); error
+ * is 0 unless the result is NULL. */
+typedef struct ar_slot_event {
+	uint64_t seq, seq2, time_ns, ptr, result, size, aux, old_size;
+	uint32_t stack;
+	uint16_t error;
+	uint8_t op;
+} ar_slot_event_t;
+
+/* 1 when v fits the short form. With a constant op, no stack and no error
+ * (the recorder's fast path) this is the test of seq alone. */
+static inline int ar_slot_short(const ar_slot_event_t *v)
+{
+	unsigned op = v->op;
+	if (v->stack || v->error || v->seq > AR_SLOT_SEQ_MAX)
+		return 0;
+	if (op == AR_OP_FREE)
+		return 1;
+	return (op == AR_OP_MALLOC || op == AR_OP_VALLOC || op == AR_OP_PVALLOC) && !v->old_size;
+}
+
+/* Slots event v takes. */
+static inline unsigned ar_slot_count(const ar_slot_event_t *v)
+{
+	if (ar_slot_short(v))
+		return 1;
+	return 2 + (v->old_size && v->op == AR_OP_REALLOCARRAY);
+}
+
+/* 1 when b has room for an event of nslots slots. */
+static inline int ar_evbuf_room(const ar_evbuf_t *b, unsigned nslots)
+{
+	return (size_t)(b->nslots + nslots) * AR_EVENT_SLOT_BYTES <= b->cap && b->nevents < AR_EVBUF_MAX_EVENTS;
+}
+
+/* Store v, an event valid by SPEC 4's rules (old_size only on free,
+ * realloc and reallocarray) for which ar_evbuf_room(b, ar_slot_count(v))
+ * holds, as b's next event; last_seq is its seq2 if it has one, else its
+ * seq. The second half of ar_evbuf_append, after its checks, and the
+ * recorder's fast path (recorder/rec_fast.h), whose events are valid by
+ * construction. Field by field: a struct copy would be built on the stack
+ * first. */
+static inline __attribute__((always_inline)) void ar_evbuf_put(ar_evbuf_t *b, const ar_slot_event_t *v,
+							       uint64_t last_seq)
 {
 	ar_slot_t *s = (ar_slot_t *)(void *)(b->data + (size_t)b->nslots * AR_EVENT_SLOT_BYTES);
-	/* field by field: a struct copy is built on the stack first */
-	s->seq = v->seq;
-	s->seq2 = v->seq2;
-	s->time_ns = v->time_ns;
-	s->ptr = v->ptr;
-	s->result = v->result;
-	s->size = v->size;
-	s->aux = v->aux;
-	s->stack = v->stack;
-	s->op = v->op;
-	s->sized = v->sized;
-	s->error = v->error;
-	b->nslots += nslots;
+	uint64_t sized = v->old_size ? AR_SLOT_SIZED : 0;
+	if (ar_slot_short(v)) {
+		s->head = v->seq | sized | (uint64_t)v->op << 56;
+		s->time_ns = v->time_ns;
+		if (v->op == AR_OP_FREE) {
+			s->a = v->ptr;
+			s->b = v->old_size;
+		} else {
+			s->a = v->size;
+			s->b = v->result;
+		}
+		b->nslots += 1;
+	} else {
+		s->head = AR_SLOT_LONG | sized | (uint64_t)v->op << 56 | (uint64_t)v->error << 32 | v->stack;
+		s->time_ns = v->time_ns;
+		s->a = v->seq;
+		s->b = v->seq2;
+		ar_slot_ext_t *x = (ar_slot_ext_t *)(void *)(s + 1);
+		x->ptr = v->ptr;
+		x->result = v->result;
+		x->size = v->size;
+		x->aux = v->aux;
+		if (v->old_size && v->op == AR_OP_FREE)
+			x->size = v->old_size;
+		else if (v->old_size && v->op == AR_OP_REALLOC)
+			x->aux = v->old_size;
+		else if (v->old_size && v->op == AR_OP_REALLOCARRAY)
+			s[2].head = v->old_size;
+		b->nslots += 2 + (v->old_size && v->op == AR_OP_REALLOCARRAY);
+	}
 	if (b->nevents++ == 0)
 		b->first_seq = v->seq;
 	b->last_seq = last_seq;
 	b->events_by_op[v->op]++;
-	return s;
+}
+
+/* Read back the event at s into *v; returns the slots it takes. */
+static inline __attribute__((always_inline)) unsigned ar_slot_get(const ar_slot_t *s, ar_slot_event_t *v)
+{
+	uint64_t h = s->head;
+	unsigned op = (unsigned)(h >> 56) & (AR_OP_LIMIT - 1);
+	int sized = (h & AR_SLOT_SIZED) != 0;
+	v->op = (uint8_t)op;
+	v->time_ns = s->time_ns;
+	if (!(h & AR_SLOT_LONG)) {
+		v->seq = h & AR_SLOT_SEQ_MAX;
+		v->seq2 = 0;
+		v->stack = 0;
+		v->error = 0;
+		v->aux = 0;
+		if (op == AR_OP_FREE) {
+			v->ptr = s->a;
+			v->old_size = sized ? s->b : 0;
+			v->size = 0;
+			v->result = 0;
+		} else {
+			v->ptr = 0;
+			v->old_size = 0;
+			v->size = s->a;
+			v->result = s->b;
+		}
+		return 1;
+	}
+	const ar_slot_ext_t *x = (const ar_slot_ext_t *)(const void *)(s + 1);
+	v->seq = s->a;
+	v->seq2 = s->b;
+	v->stack = (uint32_t)h;
+	v->error = (uint16_t)(h >> 32);
+	v->ptr = x->ptr;
+	v->result = x->result;
+	v->size = x->size;
+	v->aux = x->aux;
+	v->old_size = 0;
+	if (sized && op == AR_OP_FREE)
+		v->old_size = x->size, v->size = 0;
+	else if (sized && op == AR_OP_REALLOC)
+		v->old_size = x->aux, v->aux = 0;
+	else if (sized && op == AR_OP_REALLOCARRAY)
+		return v->old_size = s[2].head, 3;
+	return 2;
 }
 
 /* SPEC 5.2: the columns of an EVENTS record, in order. */

@@ -99,15 +99,16 @@ static size_t ref_encode(ref_enc_t *r, const ar_evbuf_t *b, uint8_t *col[AR_NCOL
 	ar_ptr_entry_t scratch;
 	uint64_t prev_seq = 0, prev_time = 0, prev_ptr = 0;
 	uint32_t nin = 0, nout = 0;
-	const ar_slot_t *s = (const ar_slot_t *)(const void *)b->data;
-	for (uint32_t i = 0; i < b->nslots; i++, s++) {
+	const ar_slot_t *slots = (const ar_slot_t *)(const void *)b->data;
+	for (uint32_t i = 0; i < b->nslots;) {
+		ar_slot_event_t ev, *s = &ev; /* the slots' layout is format.h's */
+		i += ar_slot_get(slots + i, &ev);
 		unsigned f = ar_known_op_fields[s->op];
 		uint8_t h = s->op;
-		uint64_t old_size = 0;
-		if (s->sized) {
+		uint64_t old_size = s->old_size;
+		int sized = old_size != 0;
+		if (sized)
 			h = (uint8_t)ar_sized_code(s->op);
-			old_size = s->op == AR_OP_FREE ? s->size : s->op == AR_OP_REALLOC ? s->aux : s[1].seq;
-		}
 		if (s->stack)
 			h |= AR_EV_STACK;
 		if ((f & AR_F_RESULT) && s->result == 0)
@@ -128,11 +129,11 @@ static size_t ref_encode(ref_enc_t *r, const ar_evbuf_t *b, uint8_t *col[AR_NCOL
 			m->last_in = (uint16_t)++nin;
 			prev_ptr = s->ptr;
 		}
-		if (s->sized)
+		if (sized)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], old_size);
-		if ((f & (AR_F_ALIGN | AR_F_COUNT)) && !(s->sized && s->op == AR_OP_REALLOC))
+		if ((f & (AR_F_ALIGN | AR_F_COUNT)) && !(sized && s->op == AR_OP_REALLOC))
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->aux);
-		if ((f & AR_F_SIZE) && !(s->sized && s->op == AR_OP_FREE))
+		if ((f & AR_F_SIZE) && !(sized && s->op == AR_OP_FREE))
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->size);
 		if (h & AR_EV_ERROR)
 			q[AR_COL_ARGS] = ar_put_varint(q[AR_COL_ARGS], s->error);
@@ -144,8 +145,6 @@ static size_t ref_encode(ref_enc_t *r, const ar_evbuf_t *b, uint8_t *col[AR_NCOL
 		}
 		if (s->stack)
 			q[AR_COL_STACK] = ar_put_varint(q[AR_COL_STACK], s->stack);
-		if (s->sized && s->op == AR_OP_REALLOCARRAY)
-			i++, s++;
 	}
 	uint8_t head[64], *p = head;
 	p = ar_put_varint(p, b->thread);
