@@ -132,6 +132,22 @@ void ar_os_unmap(void *p, size_t len)
 	errno = saved;
 }
 
+/* The aligned len bytes inside raw (span bytes, mapped with align -
+ * page of slack); the rest is unmapped, through the tally when it was in
+ * it. */
+static char *keep_aligned(char *raw, size_t span, size_t len, size_t align, int tallied)
+{
+	char *p = (char *)ar_align_up_ptr((uintptr_t)raw, align);
+	size_t head = (size_t)(p - raw), tail = span - head - len;
+	int saved = errno;
+	if (head)
+		tallied ? ar_os_unmap(raw, head) : (void)munmap(raw, head);
+	if (tail)
+		tallied ? ar_os_unmap(p + len, tail) : (void)munmap(p + len, tail);
+	errno = saved;
+	return p;
+}
+
 void *ar_os_map_aligned(size_t len, size_t align)
 {
 	if (align <= ar_page_size)
@@ -140,15 +156,7 @@ void *ar_os_map_aligned(size_t len, size_t align)
 	if (__builtin_add_overflow(len, align - ar_page_size, &span))
 		return NULL;
 	char *raw = ar_os_map(span);
-	if (!raw)
-		return NULL;
-	char *p = (char *)ar_align_up_ptr((uintptr_t)raw, align);
-	size_t head = (size_t)(p - raw), tail = span - head - len;
-	if (head)
-		ar_os_unmap(raw, head);
-	if (tail)
-		ar_os_unmap(p + len, tail);
-	return p;
+	return raw ? keep_aligned(raw, span, len, align, 1) : NULL;
 }
 
 void *ar_os_reserve(size_t len, size_t align)
@@ -165,16 +173,7 @@ void *ar_os_reserve(size_t len, size_t align)
 	 * other mapping (the rule above). */
 	char *raw = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved;
-	if (raw == MAP_FAILED)
-		return NULL;
-	char *p = (char *)ar_align_up_ptr((uintptr_t)raw, align);
-	size_t head = (size_t)(p - raw), tail = span - head - len;
-	if (head)
-		munmap(raw, head);
-	if (tail)
-		munmap(p + len, tail);
-	errno = saved;
-	return p;
+	return raw == MAP_FAILED ? NULL : keep_aligned(raw, span, len, align, 0);
 }
 
 int ar_os_commit(void *p, size_t len)

@@ -214,30 +214,16 @@ static inline void pool_list_init(pool_list_t *l)
 	ar_lock_reinit(&l->lock);
 }
 
-static inline int pool_list_pop(pool_list_t *l, void **out)
+/* Pop while the process has one thread: plain loads and stores
+ * (single_thread.h). */
+static inline int list_pop_alone(pool_list_t *l, void **out)
 {
-	if (ar_one_thread()) {
-		void *b = l->head.top;
-		int wrapped = 0;
-		if (b) {
-			l->head.top = *(void **)b;
-			wrapped = ++l->head.pops == 0;
-		}
-		*out = b;
-		return wrapped;
-	}
-#if POOL_LIST_CAS
-	if (pool_list_lockfree())
-		return list_pop_cas(l, out);
-#endif
-	int wrapped = 0;
-	ar_lock(&l->lock);
 	void *b = l->head.top;
+	int wrapped = 0;
 	if (b) {
 		l->head.top = *(void **)b;
 		wrapped = ++l->head.pops == 0;
 	}
-	ar_unlock(&l->lock);
 	*out = b;
 	return wrapped;
 }
@@ -294,21 +280,24 @@ static inline uint32_t pool_list_take_all(pool_list_t *l, uint32_t max, void **o
  */
 static inline int pool_list_try_pop(pool_list_t *l, void **out)
 {
-	if (ar_one_thread()) {
-		void *b = l->head.top;
-		int wrapped = 0;
-		if (b) {
-			l->head.top = *(void **)b;
-			wrapped = ++l->head.pops == 0;
-		}
-		*out = b;
-		return wrapped;
-	}
+	if (ar_one_thread())
+		return list_pop_alone(l, out);
 #if POOL_LIST_CAS
 	if (pool_list_lockfree())
 		return list_pop_cas(l, out);
 #endif
 	return -1;
+}
+
+static inline int pool_list_pop(pool_list_t *l, void **out)
+{
+	int wrapped = pool_list_try_pop(l, out);
+	if (wrapped >= 0)
+		return wrapped;
+	ar_lock(&l->lock);
+	wrapped = list_pop_alone(l, out);
+	ar_unlock(&l->lock);
+	return wrapped;
 }
 
 static inline int pool_list_try_push(pool_list_t *l, void *block)

@@ -16,6 +16,7 @@
 #include "format.h"
 #include "replay.h"
 #include "testing.h"
+#include "trace_fixture.h"
 
 #define MIB (1u << 20)
 
@@ -61,13 +62,7 @@ static ar_reader_t *trace_busy(int window, uint64_t peak, unsigned source, int f
 		m.len -= 3;
 	}
 	EXPECT(ar_writer_write_meta(w, &m, &err) == 0);
-	static uint8_t mem[64 * 4];
-	ar_evbuf_t b;
-	ar_evbuf_reset(&b, mem, sizeof mem, 0, 42);
-	ar_event_t e = {.seq = 1, .op = AR_OP_MALLOC, .size = 10, .result = 0x1000, .time_ns = 160};
-	EXPECT(ar_evbuf_append(&b, &e) == 0);
-	EXPECT(ar_writer_write_events(w, &b, &err) == 0);
-	EXPECT(ar_writer_close(w, 20000000, 1, &err) == 0);
+	fixture_one_event_and_close(w, 20000000);
 	ar_reader_t *r = NULL;
 	if (ar_reader_open_fd(&r, fd, "mem", &err) != 0) {
 		fprintf(stderr, "open: %s\n", err.msg);

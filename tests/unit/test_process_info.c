@@ -16,6 +16,7 @@
 
 #include "format.h"
 #include "testing.h"
+#include "trace_fixture.h"
 
 static int memfd(void)
 {
@@ -53,13 +54,7 @@ static int make(uint16_t major, uint16_t minor, void (*fill)(ar_writer_t *w))
 		exit(2);
 	if (fill)
 		fill(w);
-	static uint8_t mem[64 * 4];
-	ar_evbuf_t b;
-	ar_evbuf_reset(&b, mem, sizeof mem, 0, 42);
-	ar_event_t e = {.seq = 1, .op = AR_OP_MALLOC, .size = 10, .result = 0x1000, .time_ns = 160};
-	EXPECT(ar_evbuf_append(&b, &e) == 0);
-	EXPECT(ar_writer_write_events(w, &b, &err) == 0);
-	EXPECT(ar_writer_close(w, 1000, 1, &err) == 0);
+	fixture_one_event_and_close(w, 1000);
 	return fd;
 }
 
