@@ -38,6 +38,7 @@ cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 # until it answers; sets RPID (the pid PREFIX runs as) and RPORT. Returns 1,
 # saying why on stderr, when it does not answer within 10 s.
 redis_up() {
+	local w # its callers' w is theirs
 	RPORT=$(free_port)
 	"$@" redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no --dir "$IN" --logfile "$IN/redis.log" >/dev/null &

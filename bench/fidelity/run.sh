@@ -33,6 +33,17 @@
 #              FIDELITY_REDIS_REQ requests: time = the server's CPU time
 #              (utime + stime from /proc/PID/stat) between ready and the end
 #              of the load, peak RSS = its VmHWM before shutdown
+#   redis-window  the same server recorded *as it runs* (allocrec -p, not from
+#              its start) — not in the default set: run it with
+#              FIDELITY_PROGRAMS. Started plainly, a warm-up load
+#              (redis_load.sh, FIDELITY_REDIS_REQ requests), then a measured
+#              load (the same again): time = the server's CPU time over the
+#              measured load only, peak RSS = its VmHWM at the end (the whole
+#              process's, warm-up included). The recording: the server
+#              started without allocrec, the warm-up load, allocrec -p PID
+#              attached (gdb), the measured load, allocrec --detach PID; the
+#              window's trace is the one replayed (docs/FIDELITY.md, "Recording
+#              a running server"). Needs gdb.
 # Time of the others: FIDELITY_TIME=cpu (the default) is the CPU time of the
 # process tree, user + system (GNU time's %U + %S): on a machine shared with
 # other work the wall time of the same run spread up to 3.9x where its CPU time
@@ -76,15 +87,20 @@ done
 [ -x /usr/bin/time ] && [ -x $PY ] || die "needs /usr/bin/time and /usr/bin/python3 (Debian: time python3)"
 
 # ---- plan: programs, allocators ---------------------------------------------------
-declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [gcc]=gcc [redis]=redis-server [clang]=clang++)
-declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [gcc]=glibc [redis]=jemalloc [clang]=glibc)
-declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [gcc]=$TIME [redis]=server-cpu [clang]=$TIME)
+declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [gcc]=gcc [redis]=redis-server [clang]=clang++
+	[redis-window]=redis-server)
+declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [gcc]=glibc [redis]=jemalloc [clang]=glibc
+	[redis-window]=jemalloc)
+declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [gcc]=$TIME [redis]=server-cpu [clang]=$TIME
+	[redis-window]=server-cpu)
 for p in $PROGRAMS; do
 	[ -n "${NEED[$p]:-}" ] || die "unknown program '$p' (known: ${!NEED[*]})"
 	command -v "${NEED[$p]}" >/dev/null || die "$p needs ${NEED[$p]} (make bench-deps installs BENCH_DEBS)"
 done
-[[ " $PROGRAMS " != *" redis "* ]] || command -v redis-benchmark >/dev/null ||
-	die "redis needs redis-benchmark (Debian: redis-tools)"
+[[ " $PROGRAMS " != *" redis "* && " $PROGRAMS " != *" redis-window "* ]] ||
+	command -v redis-benchmark >/dev/null || die "redis needs redis-benchmark (Debian: redis-tools)"
+[[ " $PROGRAMS " != *" redis-window "* ]] || command -v gdb >/dev/null ||
+	die "redis-window needs gdb (allocrec -p drives it; Debian: gdb)"
 
 declare -A LIB
 ALLOCS=""
@@ -121,9 +137,15 @@ failed() {
 # run printed, else a line in failures.csv.
 real() {
 	local p=$1 a=$2 r=$3 o=$OUT/$1/out line
-	if [ "$p" = redis ]; then
+	if [ "$p" = redis ] || [ "$p" = redis-window ]; then
 		local c0 c1 t0 t1 hwm tck
 		redis_up env LD_PRELOAD="${LIB[$a]}" 2>"$o.err" || { failed $p $a $r "$(cat "$o.err")"; return; }
+		# redis-window: a warm-up load first, outside the measured phase
+		if [ "$p" = redis-window ] && ! sh "$HERE/redis_load.sh" "$RPORT" "$REDIS_REQ"; then
+			kill $RPID 2>/dev/null && wait $RPID 2>/dev/null
+			failed $p $a $r "redis-benchmark failed in the warm-up"
+			return
+		fi
 		c0=$(cpu_ticks $RPID)
 		t0=$EPOCHREALTIME
 		if ! sh "$HERE/redis_load.sh" "$RPORT" "$REDIS_REQ"; then
@@ -154,6 +176,43 @@ real() {
 	echo "$line" >>"$OUT/real.csv"
 }
 
+# record_window D: redis-window's recording, the trace's path on stdout: the
+# server started plainly, the warm-up load, allocrec -p attached, the measured
+# load, allocrec --detach; says why on stderr and returns 1 when any step fails.
+record_window() {
+	local d=$1 rec rc k tr=$1/redis-window.zst
+	redis_up 2>"$d/attach.err" || { cat "$d/attach.err" >&2; return 1; }
+	sh "$HERE/redis_load.sh" "$RPORT" "$REDIS_REQ" || { redis_down; echo "redis-benchmark failed (warm-up)" >&2; return 1; }
+	# allocrec -p waits until the window ends; its stdout must not reach
+	# record's caller (the trace's path is all it prints)
+	"$B/bin/allocrec" -p $RPID -o "$tr" >"$d/attach.out" 2>"$d/attach.err" &
+	rec=$!
+	# the window is open when allocrec says it records (after gdb's injection)
+	for ((k = 0; k < 600; k++)); do
+		grep -q "recording process" "$d/attach.err" && break
+		kill -0 $rec 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q "recording process" "$d/attach.err"; then
+		kill $rec 2>/dev/null
+		wait $rec
+		redis_down
+		echo "allocrec -p $RPID did not start recording: $(tail -3 "$d/attach.err")" >&2
+		return 1
+	fi
+	sh "$HERE/redis_load.sh" "$RPORT" "$REDIS_REQ" ||
+		{ "$B/bin/allocrec" --detach $RPID; wait $rec; redis_down; echo "redis-benchmark failed (window)" >&2; return 1; }
+	"$B/bin/allocrec" --detach $RPID >>"$d/attach.out" 2>>"$d/attach.err" ||
+		{ wait $rec; redis_down; echo "allocrec --detach $RPID failed: $(tail -3 "$d/attach.err")" >&2; return 1; }
+	wait $rec
+	rc=$?
+	[ $rc = 0 ] || { redis_down; echo "allocrec -p $RPID exited with status $rc: $(tail -3 "$d/attach.err")" >&2; return 1; }
+	redis-cli -p "$RPORT" ping >/dev/null || { redis_down; echo "redis-server stopped answering after the detach" >&2; return 1; }
+	redis_down || return 1
+	[ -f "$tr" ] || { echo "allocrec -p wrote no $tr: $(ls "$d")" >&2; return 1; }
+	echo "$tr"
+}
+
 # record P: trace P once under its default allocator; prints the trace's path.
 record() {
 	local p=$1 d=$OUT/$1
@@ -161,6 +220,9 @@ record() {
 		redis_up "$B/bin/allocrec" -q -o "$d/redis.zst" || die "recording redis failed"
 		sh "$HERE/redis_load.sh" "$RPORT" "$REDIS_REQ" || die "redis-benchmark failed while recording"
 		redis_down || die "recording redis failed"
+	elif [ "$p" = redis-window ]; then
+		record_window "$d" && return
+		exit 2
 	elif [ "$p" = gcc ]; then
 		# allocrec follows the driver into cc1 and as, each into its own
 		# PROG.PID.zst beside the driver's trace (docs/RECORDER.md)
