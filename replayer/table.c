@@ -10,6 +10,7 @@
  * same runs (tests/e2e/comparison_agree.sh); nothing here computes a
  * median or a ratio itself.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ void ar_table_build(ar_res_trace_t *rt, const ar_trace_info_t *t, ar_run_t *cons
 	rt->recorded_cpu_ns = t->rec.cpu_ns;
 	rt->recorded_recorder_bytes = t->rec.recorder_bytes;
 	rt->recorded_recorder_cpu_ns = t->rec.recorder_cpu_ns;
+	rt->preexisting_bytes = w->window ? (double)w->preexisting_bytes : NAN;
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 0);
 	add_runs(rt, t, runs, n, AR_RES_BASELINE, 1);
 	ar_res_finish(rt);

@@ -141,6 +141,10 @@ typedef struct ar_res_trace {
 	double recorded_cpu_ns; /* user + system CPU time of the recorded process */
 	double recorded_recorder_bytes; /* the recorder's own memory, inside the recorded RSS */
 	double recorded_recorder_cpu_ns; /* the recorder's own CPU time, inside recorded_cpu_ns */
+	/* A window trace's pre-existing bytes (traces.preexisting_bytes): its
+	 * replay allocates them before the window, where the recorded start RSS
+	 * already holds them; NAN for a whole program's trace. */
+	double preexisting_bytes;
 	/* Set before ar_res_finish to ask for a baseline (NULL: the rule above). */
 	char *baseline_wanted;
 	/* Set by ar_res_finish: the allocator every ratio is against (NULL: none

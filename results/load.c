@@ -455,7 +455,7 @@ int ar_res_load_machines(ar_res_set_t *rep, const char *path, const char *filter
 	char *sql = ar_res_strf(
 		"SELECT t.sha256, t.name, t.program, t.status, t.events, t.threads, t.calls, t.trace_allocs,"
 		"       t.peak_live_bytes, t.peak_live_blocks, t.cross_thread_deps, r.host, min(r.run_id) AS first,"
-		"       %s, %s, " MACHINE_TEXT ", count(DISTINCT " MACHINE_KEY ")"
+		"       %s, %s, %s, " MACHINE_TEXT ", count(DISTINCT " MACHINE_KEY ")"
 		" FROM traces t JOIN runs r ON r.trace_sha256 = t.sha256"
 		" GROUP BY t.sha256, CASE WHEN ?1 THEN '' ELSE " MACHINE_KEY " END ORDER BY first",
 		schema_version(rep->db) >= 5
@@ -464,7 +464,8 @@ int ar_res_load_machines(ar_res_set_t *rep, const char *path, const char *filter
 			  " t.recorded_peak_rss_bytes, t.recorded_rss_samples, t.recorded_cpu_ns,"
 			  " t.recorded_recorder_bytes"
 			: "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL",
-		schema_version(rep->db) >= 10 ? "t.recorded_recorder_cpu_ns" : "NULL");
+		schema_version(rep->db) >= 10 ? "t.recorded_recorder_cpu_ns" : "NULL",
+		schema_version(rep->db) >= 7 ? "CASE WHEN t.window_trace THEN t.preexisting_bytes END" : "NULL");
 	st = prepare(rep->db, path, sql);
 	free(sql);
 	if (!st)
@@ -510,9 +511,10 @@ int ar_res_load_machines(ar_res_set_t *rep, const char *path, const char *filter
 		t->recorded_cpu_ns = col_num(st, 21);
 		t->recorded_recorder_bytes = col_num(st, 22);
 		t->recorded_recorder_cpu_ns = col_num(st, 23);
-		t->nmachines = sqlite3_column_int(st, 25);
+		t->preexisting_bytes = col_num(st, 24);
+		t->nmachines = sqlite3_column_int(st, 26);
 		t->machine = t->nmachines > 1 ? ar_res_strf("%d machines (--across-machines)", t->nmachines)
-					      : col_str(st, 24);
+					      : col_str(st, 25);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -136,9 +136,12 @@ void ar_res_predict(ar_res_trace_t *t)
 			}
 			if (a != rec || decided(r, AR_RES_FID_TIME, AR_RES_FID_RSS, r->fidelity_reason))
 				continue;
+			/* a window's replay allocates its pre-existing blocks
+			 * again, which the start RSS already holds: counted once */
+			double again = known(t->preexisting_bytes) ? t->preexisting_bytes : 0;
 			if (!no_rss && !isnan(heap) && known(t->recorded_start_rss_bytes))
 				r->fig[AR_RES_FID_RSS] =
-					(t->recorded_start_rss_bytes + heap - program_peak) / program_peak;
+					(t->recorded_start_rss_bytes + heap - again - program_peak) / program_peak;
 			r->fidelity_reason = ar_res_strdup(
 				"replay runs only the heap calls, not the program's work between "
 				"them, so it cannot reproduce the recorded time, which anchors the "

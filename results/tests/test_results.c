@@ -441,6 +441,21 @@ static void test_predict(void)
 	EXPECT(p && CLOSE(p->pred_time_ns.med, 7e9));
 	ar_res_trace_free(&t);
 
+	/* A window's replay allocates its pre-existing blocks (30 MB) before
+	 * the window, and the recorded start RSS already holds them: the
+	 * fidelity check counts them once. */
+	memset(&t, 0, sizeof t);
+	t.recorded_allocator = ar_res_strdup("jemalloc");
+	t.recorded_cpu_ns = 1e9;
+	t.recorded_start_rss_bytes = 70e6;
+	t.recorded_peak_rss_bytes = 100e6;
+	t.preexisting_bytes = 30e6;
+	pred_run(&t, "jemalloc", 100e6, 55e6, NAN);
+	ar_res_finish(&t);
+	j = ar_res_find(&t, "jemalloc");
+	EXPECT(j && CLOSE(j->fid_rss_err.med, (70e6 + 55e6 - 30e6 - 100e6) / 100e6));
+	ar_res_trace_free(&t);
+
 	/* The recorder's own CPU time (SPEC 6.10, since 2.0) is not the
 	 * program's: the prediction starts from the rest. A figure not below
 	 * the process's whole CPU time is absurd and not used. */
