@@ -7,6 +7,7 @@
  *     most max blocks whole (NULL-terminated) and leaves a longer one alone;
  *   - the 32-bit pops counter: pool_list_pop and pool_list_take_all say
  *     exactly when it wrapped, and the count stays right across the wrap;
+ *   - try_pop, try_push and push_if_empty, on one thread and after threads;
  *   - four threads (more than the machine's cores, so they are preempted
  *     between reading the head and swapping it) popping, marking and
  *     pushing back 64 nodes, singly, in pairs and by take_all: no node is
@@ -62,6 +63,41 @@ static void test_order_and_counts(void)
 	EXPECT(pool_list_peek(&l).top == NULL);
 	EXPECT_U64(pool_head_count(pool_list_peek(&l)), 0);
 	EXPECT_U64(pool_list_take_all(&l, 8, &b, &wrapped), 0); /* empty */
+}
+
+/* The fast paths a caller inlines (try_pop, try_push: -1 and 0 when only
+ * the locked path can do it) and the swap of a whole chain into an empty
+ * list (push_if_empty: a shard taking another's list), on whichever path
+ * the process is on: one thread (plain loads and stores), lock-free, or
+ * locked. */
+static void test_try_and_if_empty(void)
+{
+	static node_t n[4];
+	pool_list_t l;
+	void *b = &n[0];
+	pool_list_init(&l);
+	int popped = pool_list_try_pop(&l, &b);
+	EXPECT(popped == -1 || (popped == 0 && b == NULL));
+	int pushed = pool_list_try_push(&l, &n[0]);
+	if (!pushed)
+		pool_list_push(&l, &n[0], &n[0], 1);
+	/* not empty: the chain is refused, nothing changes */
+	n[1].link = &n[2];
+	n[2].link = NULL;
+	EXPECT(pool_list_push_if_empty(&l, &n[1], 2) == 0);
+	EXPECT_U64(pool_head_count(pool_list_peek(&l)), 1);
+	popped = pool_list_try_pop(&l, &b);
+	if (popped == -1)
+		popped = pool_list_pop(&l, &b);
+	EXPECT(popped == 0 && b == &n[0]);
+	/* empty: the chain becomes the list, in its order, counted */
+	EXPECT(pool_list_push_if_empty(&l, &n[1], 2) == 1);
+	EXPECT_U64(pool_head_count(pool_list_peek(&l)), 2);
+	pool_list_pop(&l, &b);
+	EXPECT(b == &n[1]);
+	pool_list_pop(&l, &b);
+	EXPECT(b == &n[2]);
+	EXPECT(pool_list_peek(&l).top == NULL && pool_head_count(pool_list_peek(&l)) == 0);
 }
 
 static void test_wrap(void)
@@ -182,7 +218,9 @@ int main(void)
 	for (int pass = 0; pass < 2; pass++) {
 		RUN(test_order_and_counts);
 		RUN(test_wrap);
+		RUN(test_try_and_if_empty); /* the first pass: one thread */
 		RUN(test_threads);
+		RUN(test_try_and_if_empty); /* threads have run: the shared paths */
 #if POOL_LIST_CAS
 		if (!ar_pool_list_lockfree)
 			break;
