@@ -78,7 +78,8 @@
  * of old_size bytes in the *prelude* of the stream that frees or reallocs
  * it: the first prelude_ops ops of the stream, run before the replay window
  * (after the worker's baselines, so the heap figures include them; untimed,
- * not counted as calls). The thread that will free the block allocates it,
+ * not counted as calls), in the order of the blocks' recorded addresses
+ * (wl_compile.c's order_prelude says why). The thread that will free the block allocates it,
  * so the free needs no dependency on another stream and hits the same
  * thread cache as the recorded free most likely did. The live bytes of the
  * header (peak, samples) count the pre-existing blocks from the start until
@@ -114,12 +115,13 @@
 #define AR_WL_MAGIC 0x4c57524155ull /* "ARWL" + format byte, little-endian */
 /* Bump when the layout or the compiler's output for a given trace changes:
  * the cache file name carries it, so an old cache is never misread. */
-#define AR_WL_VERSION 8 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
+#define AR_WL_VERSION 9 /* 3: peak_thread/peak_op (allocreplay --access-pass); 4: streams only
 			   * for threads with events, live bytes saturate at 2^64-1; 5: the
 			   * recorded schedule (hand-off SYNCs) and its counters; 6: the
 			   * content digest and the trace's size and indexed event count;
 			   * 7: window traces, the prelude of pre-existing blocks;
-			   * 8: compact segments, dependencies as SYNC ops */
+			   * 8: compact segments, dependencies as SYNC ops;
+			   * 9: preludes in the blocks' recorded address order */
 /* Replay threads at most: one per traced thread with events, all alive at
  * once in the worker (1 MiB stack each). A trace with more is refused when
  * compiled (AR_ELIMIT), not started and killed by the thread limit. */

@@ -74,12 +74,17 @@ static void make_xthread(const char *trace)
 
 /* A window trace (SPEC 6.11): thread 0 frees 20000 blocks it never saw
  * allocated (each a MALLOC of its old_size in its prelude: two segments)
- * amid blocks of its own; thread 1 allocates and frees its own. */
+ * amid blocks of its own; thread 1 allocates and frees its own. The i-th
+ * block freed has address rank (i * PRE_STRIDE) % PRE_BLOCKS, so the
+ * release order is not the address order. */
+#define PRE_BLOCKS 20000u
+#define PRE_STRIDE 7919u /* prime to PRE_BLOCKS: a permutation */
 static void make_window(const char *trace)
 {
 	uint64_t seq = 1;
-	for (uint64_t i = 0; i < 20000; i++) {
-		ev(0, seq++, AR_OP_FREE, 0x10000000 + i * 0x100, 0, 0)->old_size = 32 + i % 64;
+	for (uint64_t i = 0; i < PRE_BLOCKS; i++) {
+		uint64_t rank = i * PRE_STRIDE % PRE_BLOCKS;
+		ev(0, seq++, AR_OP_FREE, 0x10000000 + rank * 0x100, 0, 0)->old_size = 32 + i % 64;
 		if (i % 2 == 0) {
 			ev(0, seq++, AR_OP_MALLOC, 0, 48, 0x900000);
 			ev(0, seq++, AR_OP_FREE, 0x900000, 0, 0)->old_size = 48;
@@ -213,13 +218,18 @@ static void test_window(void)
 	EXPECT(t->nsegs >= 4); /* two of prelude, two or more of the rest */
 	check_layout(&w);
 	EXPECT_U64(check_cursor_equals_load(&w, 1), h->nsegs);
-	/* the prelude comes first: MALLOCs of the old sizes, in the order the
-	 * window frees them, each into the slot its free names */
+	/* the prelude comes first: MALLOCs of the old sizes in the order of the
+	 * blocks' recorded addresses (prelude op `rank` is the block of that
+	 * address rank, the window's free number i), each into the slot its
+	 * free names */
 	const ar_wl_op_t *o = ar_wl_ops(&w, s0);
 	uint8_t *pre = calloc(h->nslots, 1);
-	uint64_t j = 0, bad = 0;
+	uint64_t *freed_as = calloc(PRE_BLOCKS, sizeof *freed_as), j = 0, bad = 0;
+	for (uint64_t i = 0; i < PRE_BLOCKS; i++)
+		freed_as[i * PRE_STRIDE % PRE_BLOCKS] = i;
 	for (uint64_t k = 0; k < t->prelude_ops; k++) {
-		bad += o[k].kind != AR_WL_MALLOC || o[k].size != 32 + k % 64 || o[k].slot >= h->nslots;
+		bad += o[k].kind != AR_WL_MALLOC || o[k].size != 32 + freed_as[k] % 64 || o[k].slot >= h->nslots ||
+		       o[k].arg != 0;
 		if (o[k].slot < h->nslots)
 			pre[o[k].slot] = 1;
 	}
@@ -228,10 +238,11 @@ static void test_window(void)
 			bad += pre[o[k].slot]; /* its slot is its own until its free */
 		if (o[k].kind != AR_WL_FREE || o[k].slot >= h->nslots || !pre[o[k].slot])
 			continue;
-		bad += j >= t->prelude_ops || o[k].slot != o[j].slot;
+		bad += j >= t->prelude_ops || o[k].slot != o[j * PRE_STRIDE % PRE_BLOCKS].slot;
 		pre[o[k].slot] = 0; /* free for reuse from here on */
 		j++;
 	}
+	free(freed_as);
 	free(pre);
 	EXPECT_U64(bad, 0);
 	EXPECT_U64(j, t->prelude_ops);
