@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -164,14 +165,10 @@ static void text_cpu(const ar_process_info_t *p, int window)
  * CPU time less the process's own, over the trace's time. */
 static void text_machine(const ar_process_info_t *p)
 {
-	if (!p->machine_busy_ns || !p->machine_cpus || !p->end_time_ns)
-		return;
-	double own = 0;
-	if (p->has_cpu && p->cpu_user_ns >= p->cpu_user_start_ns && p->cpu_sys_ns >= p->cpu_sys_start_ns)
-		own = (double)(p->cpu_user_ns - p->cpu_user_start_ns) + (double)(p->cpu_sys_ns - p->cpu_sys_start_ns);
-	double others = (double)p->machine_busy_ns - own;
-	printf("machine           %.2f of its %" PRIu64 " CPUs busy with other work on average while recording\n",
-	       others > 0 ? others / (double)p->end_time_ns : 0.0, p->machine_cpus);
+	double others = ar_process_other_cpus(p);
+	if (!isnan(others))
+		printf("machine           %.2f of its %" PRIu64 " CPUs busy with other work on average while recording\n",
+		       others, p->machine_cpus);
 }
 
 /* The same in text, for every trace. */

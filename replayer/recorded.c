@@ -109,11 +109,7 @@ static const char *window_peak(const ar_reader_t *r, const ar_process_info_t *p,
  * (docs/FIDELITY.md). */
 static void busy_machine(const ar_process_info_t *p, ar_recorded_t *rec)
 {
-	if (!p->machine_busy_ns || !p->machine_cpus || !p->end_time_ns || !p->has_cpu ||
-	    p->cpu_user_ns < p->cpu_user_start_ns || p->cpu_sys_ns < p->cpu_sys_start_ns)
-		return;
-	double own = (double)(p->cpu_user_ns - p->cpu_user_start_ns) + (double)(p->cpu_sys_ns - p->cpu_sys_start_ns);
-	double others = ((double)p->machine_busy_ns - own) / (double)p->end_time_ns;
+	double others = ar_process_other_cpus(p);
 	if (!(others >= 0.25 * (double)p->machine_cpus))
 		return;
 	size_t n = strlen(rec->reason);

@@ -532,6 +532,11 @@ const ar_module_info_t *ar_reader_module(const ar_reader_t *r, uint32_t i);
  * one); has_allocator / has_process say which of the two it had. A later
  * record of a kind replaces an earlier one. */
 const ar_process_info_t *ar_reader_process(const ar_reader_t *r);
+/* The other work on the machine while the trace ran (SPEC 6.10, since 2.1):
+ * its busy CPU time less the process's own since the trace began, over the
+ * trace's time, as CPUs kept busy on average (0 when none is left); NAN
+ * when p lacks a figure it needs. */
+double ar_process_other_cpus(const ar_process_info_t *p);
 /* The WINDOW record (format 1.3, SPEC 6.11), or NULL when the trace has
  * none. A window trace is one whose header has AR_HDR_WINDOW; a WINDOW
  * record in a trace without the flag is returned as written, and tools

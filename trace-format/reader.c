@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,6 +657,16 @@ uint32_t ar_reader_stack_count(const ar_reader_t *r) { return r->nstacks; }
 uint32_t ar_reader_module_count(const ar_reader_t *r) { return r->nmodules; }
 
 const ar_window_info_t *ar_reader_window(const ar_reader_t *r) { return r->has_window ? &r->window : NULL; }
+
+double ar_process_other_cpus(const ar_process_info_t *p)
+{
+	if (!p->machine_busy_ns || !p->machine_cpus || !p->end_time_ns || !p->has_cpu ||
+	    p->cpu_user_ns < p->cpu_user_start_ns || p->cpu_sys_ns < p->cpu_sys_start_ns)
+		return NAN;
+	double own = (double)(p->cpu_user_ns - p->cpu_user_start_ns) + (double)(p->cpu_sys_ns - p->cpu_sys_start_ns);
+	double others = (double)p->machine_busy_ns - own;
+	return others > 0 ? others / (double)p->end_time_ns : 0.0;
+}
 
 const ar_process_info_t *ar_reader_process(const ar_reader_t *r)
 {
