@@ -138,6 +138,9 @@ grep -q 'a recording window (#2): 4 pre-existing block(s), 12552 bytes, allocate
 	ok "allocreplay says what the window did not see" || fail "allocreplay output: $(grep window rep.out)"
 grep -q 'the heap in use at its start is unknown' rep.out && ok "allocreplay: unknown heap at start said" ||
 	fail "allocreplay: no unknown-heap note"
+expect_eq "allocreplay: each window says its allocators replay without their past" \
+	"$(grep -c 'note: each allocator replays this window from its live blocks laid out afresh' rep.out)" \
+	"$(grep -c 'note: a recording window (#' rep.out)"
 
 # ---- an absurd old_size (SPEC 7.4) ---------------------------------------------------
 "$GEN" absurd.zst absurd >/dev/null 2>&1
