@@ -371,8 +371,8 @@ int ar_info_run(const char *path, int json)
 	if (json) {
 		printf("{\"file\":");
 		ar_esc_json(stdout, path);
-		printf(",\"sha256\":\"%s\",\"format_version\":\"%u.%u\",\"recorder_version\":", sha, h->version_major,
-		       h->version_minor);
+		printf(",\"sha256\":\"%s\",\"format_version\":\"%u.%u\",\"time_unit_ns\":%" PRIu64 ",\"recorder_version\":",
+		       sha, h->version_major, h->version_minor, h->time_unit_ns);
 		ar_esc_json(stdout, h->recorder_version);
 		printf(",\"command\":");
 		ar_esc_json(stdout, h->cmdline);
@@ -438,7 +438,8 @@ int ar_info_run(const char *path, int json)
 		if (h->flags & AR_HDR_NO_TIMES)
 			printf("duration          not recorded\n");
 		else
-			printf("duration          %.6f s\n", (double)duration / 1e9);
+			printf("duration          %.6f s, times kept in %" PRIu64 " ns units\n", (double)duration / 1e9,
+			       h->time_unit_ns);
 		printf("threads           %u\n", ar_reader_thread_count(r));
 		printf("events            %" PRIu64 "\n", s.events);
 		for (unsigned op = 1; op < AR_OP_LIMIT; op++)

@@ -2,7 +2,7 @@
  * allocrec — run a program with the recorder shim preloaded and report the
  * traces it wrote.
  *
- *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N] [--time-every N]
+ *   allocrec [-o FILE [--output-for NAME]] [--stacks[=DEPTH]] [--no-follow] [--level N] [--time-every N] [--time-unit NS]
  *            [--max-size BYTES] [--duration S] [--rotate BYTES] [--paused] [-q] [--] PROG ARGS...
  *   allocrec --start PID | --stop PID
  *   allocrec -p PID [--duration S] [-o FILE] ... | --detach PID   (allocrec_attach.c)
@@ -45,6 +45,7 @@
 #include "ar_trace.h"
 #include "allocrec_attach.h"
 #include "rec_ctl_dir.h"
+#include "rec_defaults.h"
 
 #define MAX_TRACES 64      /* traces one run reports (a fork bomb writes more) */
 #define NEXT_LISTED 4      /* traces the "next:" line names before abridging */
@@ -53,7 +54,7 @@
 typedef struct rec_opts {
 	const char *output; /* -o, NULL: the shim's default ./PROG.PID.zst */
 	const char *output_for; /* --output-for: -o is the first image so named, NULL: the first image */
-	int stacks, follow, level, quiet, time_every;
+	int stacks, follow, level, quiet, time_every, time_unit;
 	unsigned long long max_size;    /* --max-size in bytes, 0 = none */
 	unsigned long long duration_ns; /* --duration in ns, 0 = none */
 	unsigned long long rotate;      /* --rotate in bytes, 0 = none */
@@ -103,6 +104,9 @@ static void usage(void)
 	       "                      read the clock once per N of its calls, the others\n"
 	       "                      taking that reading as their time, 1..1024 (default 8;\n"
 	       "                      1: every call reads the clock; docs/RECORDER.md)\n"
+	       "      --time-unit=NS  keep event times in units of NS nanoseconds, a power of\n"
+	       "                      two from 16 to 1048576 (default 64; finer costs bytes,\n"
+	       "                      coarser hides short pauses from the replay's schedule)\n"
 	       "      --max-size=BYTES\n"
 	       "                      stop recording once the trace holds BYTES (K, M, G\n"
 	       "                      suffixes, powers of 1024); the trace is closed complete\n"
@@ -148,7 +152,7 @@ static void usage(void)
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
 enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
-       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP, OPT_TIME_EVERY };
+       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP, OPT_TIME_EVERY, OPT_TIME_UNIT };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
@@ -163,8 +167,10 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		{"rotate", required_argument, NULL, OPT_ROTATE}, {"paused", no_argument, NULL, OPT_PAUSED},
 		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
 		{"time-every", required_argument, NULL, OPT_TIME_EVERY},
+		{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 		{NULL, 0, NULL, 0}};
-	*o = (rec_opts_t){.follow = 1, .level = 3, .time_every = 8};
+	*o = (rec_opts_t){.follow = 1, .level = 3, .time_every = REC_TIME_EVERY_DEFAULT,
+			  .time_unit = REC_TIME_UNIT_DEFAULT_NS};
 	int c, rc;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
 	while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
@@ -192,8 +198,12 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
 			break;
 		case OPT_TIME_EVERY:
-			if (ar_cli_parse_int(optarg, 1, 1024, &o->time_every) != 0)
-				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
+			if ((rc = allocrec_time_every_arg(optarg, &o->time_every)) != 0)
+				return rc;
+			break;
+		case OPT_TIME_UNIT:
+			if ((rc = allocrec_time_unit_arg(optarg, &o->time_unit)) != 0)
+				return rc;
 			break;
 		case OPT_MAX_SIZE:
 			if (ar_cli_parse_size(optarg, &o->max_size) != 0 || o->max_size == 0)
@@ -364,6 +374,8 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 	setenv("ALLOCRR_LEVEL", num, 1);
 	snprintf(num, sizeof num, "%d", o->time_every);
 	setenv("ALLOCRR_TIME_EVERY", num, 1);
+	snprintf(num, sizeof num, "%d", o->time_unit);
+	setenv("ALLOCRR_TIME_UNIT", num, 1);
 	/* Limits unset unless asked: an ALLOCRR_MAX_SIZE from the caller's
 	 * environment must not bound a recording that did not ask. */
 	unsetenv("ALLOCRR_MAX_SIZE");

@@ -43,6 +43,7 @@
 #include "ar_trace.h"
 #include "rec_attach.h"
 #include "rec_ctl_dir.h"
+#include "rec_defaults.h"
 
 #define DETACH_WAIT_S 30   /* for the shim to close the window after a detach */
 
@@ -50,7 +51,7 @@ typedef struct attach_opts {
 	pid_t pid;
 	int detach; /* --detach PID rather than -p PID */
 	const char *output;
-	int stacks, level, quiet, time_every;
+	int stacks, level, quiet, time_every, time_unit;
 	unsigned long long duration_ns;
 } attach_opts_t;
 
@@ -86,7 +87,8 @@ int allocrec_attach_wanted(int argc, char **argv)
 			return 0; /* PROG: the rest is its own */
 		/* options that take a separate value: skip it */
 		if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--level") == 0 ||
-		    strcmp(a, "--duration") == 0 || strcmp(a, "--max-size") == 0 || strcmp(a, "--output-for") == 0)
+		    strcmp(a, "--duration") == 0 || strcmp(a, "--max-size") == 0 || strcmp(a, "--output-for") == 0 ||
+		    strcmp(a, "--time-every") == 0 || strcmp(a, "--time-unit") == 0)
 			i++;
 	}
 	return 0;
@@ -111,7 +113,22 @@ int allocrec_duration_arg(const char *arg, unsigned long long *ns)
 	return 0;
 }
 
-enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION, OPT_TIME_EVERY };
+int allocrec_time_every_arg(const char *arg, int *out)
+{
+	if (ar_cli_parse_int(arg, 1, REC_TIME_EVERY_MAX, out) != 0)
+		return ar_cli_usage_error("--time-every must be 1..%d, not '%s'", REC_TIME_EVERY_MAX, arg);
+	return 0;
+}
+
+int allocrec_time_unit_arg(const char *arg, int *out)
+{
+	if (ar_cli_parse_int(arg, AR_TIME_UNIT_NS, AR_TIME_UNIT_MAX_NS, out) != 0 || !ar_time_unit_ok((uint64_t)*out))
+		return ar_cli_usage_error("--time-unit takes nanoseconds, a power of two from %u to %u (16, 32, 64, "
+					  "...), not '%s'", AR_TIME_UNIT_NS, AR_TIME_UNIT_MAX_NS, arg);
+	return 0;
+}
+
+enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION, OPT_TIME_EVERY, OPT_TIME_UNIT };
 
 static int parse_args(int argc, char **argv, attach_opts_t *o)
 {
@@ -120,8 +137,9 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		{"output", required_argument, NULL, 'o'},      {"stacks", optional_argument, NULL, OPT_STACKS},
 		{"level", required_argument, NULL, OPT_LEVEL}, {"duration", required_argument, NULL, OPT_DURATION},
 		{"quiet", no_argument, NULL, 'q'},             {"time-every", required_argument, NULL, OPT_TIME_EVERY},
+		{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 		{NULL, 0, NULL, 0}};
-	*o = (attach_opts_t){.level = 3, .time_every = 8};
+	*o = (attach_opts_t){.level = 3, .time_every = REC_TIME_EVERY_DEFAULT, .time_unit = REC_TIME_UNIT_DEFAULT_NS};
 	int c, rc, have_pid = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:q", opts, NULL)) != -1) {
 		switch (c) {
@@ -149,8 +167,12 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
 			break;
 		case OPT_TIME_EVERY:
-			if (ar_cli_parse_int(optarg, 1, 1024, &o->time_every) != 0)
-				return ar_cli_usage_error("--time-every must be 1..1024, not '%s'", optarg);
+			if ((rc = allocrec_time_every_arg(optarg, &o->time_every)) != 0)
+				return rc;
+			break;
+		case OPT_TIME_UNIT:
+			if ((rc = allocrec_time_unit_arg(optarg, &o->time_unit)) != 0)
+				return rc;
 			break;
 		case OPT_DURATION:
 			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
@@ -166,7 +188,8 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 	if (optind < argc)
 		return ar_cli_usage_error("-p PID records a running process: '%s' cannot be run as well (allocrec "
 					  "PROG records a new one)", argv[optind]);
-	if (o->detach && (o->output || o->stacks || o->duration_ns || o->time_every != 8))
+	if (o->detach && (o->output || o->stacks || o->duration_ns || o->time_every != REC_TIME_EVERY_DEFAULT ||
+			  o->time_unit != REC_TIME_UNIT_DEFAULT_NS))
 		return ar_cli_usage_error("--detach PID takes no other option: -o, --stacks, --time-every and --duration belong "
 					  "to the allocrec -p that attached");
 	if (o->output && ar_cli_is_stdio(o->output))
@@ -326,9 +349,10 @@ static int make_settings(const attach_opts_t *o, attach_run_t *r)
 	}
 	int n = snprintf(r->settings, sizeof r->settings,
 			 "%s%s%sALLOCRR_DIR=%s\nALLOCRR_MANIFEST=%s\nALLOCRR_STACKS=%d\nALLOCRR_LEVEL=%d\n"
-			 "ALLOCRR_TIME_EVERY=%d\nALLOCRR_FOLLOW=0\nALLOCRR_ATTACH_DONE=%s\nALLOCRR_ATTACH_DURATION_NS=%llu\n",
+			 "ALLOCRR_TIME_EVERY=%d\nALLOCRR_TIME_UNIT=%d\nALLOCRR_FOLLOW=0\nALLOCRR_ATTACH_DONE=%s\n"
+			 "ALLOCRR_ATTACH_DURATION_NS=%llu\n",
 			 out[0] ? "ALLOCRR_OUTPUT=" : "", out, out[0] ? "\n" : "", dir, r->manifest, o->stacks,
-			 o->level, o->time_every, r->done, o->duration_ns);
+			 o->level, o->time_every, o->time_unit, r->done, o->duration_ns);
 	if (n < 0 || (size_t)n >= sizeof r->settings)
 		return ar_cli_error(NULL, "the paths are too long for the recorder's settings");
 	return 0;

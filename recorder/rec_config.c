@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ar_readfile.h"
+#include "rec_defaults.h"
 #include "rec_internal.h"
 
 rec_config_t rec_cfg;
@@ -209,8 +210,10 @@ static void read_config(void)
 	rec_cfg.level = setting_int("ALLOCRR_LEVEL", 3);
 	int ms = setting_int("ALLOCRR_FLUSH_MS", 200);
 	rec_cfg.flush_ns = (uint64_t)(ms > 0 ? ms : 200) * 1000000u;
-	int every = setting_int("ALLOCRR_TIME_EVERY", 8);
-	rec_cfg.time_every = every >= 1 && every <= 1024 ? (unsigned)every : 8;
+	int every = setting_int("ALLOCRR_TIME_EVERY", REC_TIME_EVERY_DEFAULT);
+	rec_cfg.time_every = every >= 1 && every <= REC_TIME_EVERY_MAX ? (unsigned)every : REC_TIME_EVERY_DEFAULT;
+	int unit = setting_int("ALLOCRR_TIME_UNIT", REC_TIME_UNIT_DEFAULT_NS);
+	rec_cfg.time_unit_ns = unit > 0 && ar_time_unit_ok((uint64_t)unit) ? (unsigned)unit : REC_TIME_UNIT_DEFAULT_NS;
 	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
 	rec_cfg.rotate = env_u64("ALLOCRR_ROTATE");

@@ -71,6 +71,7 @@ typedef struct rec_config {
 	char stream_stats[1024]; /* ALLOCRR_STREAM_STATS: where the stream's totals go at its end, for allocrec */
 	unsigned time_every;  /* ALLOCRR_TIME_EVERY: while a thread calls alone and densely,
 			       * read the clock once per this many events (rec_stamp.h) */
+	unsigned time_unit_ns; /* ALLOCRR_TIME_UNIT: the trace's time unit (rec_defaults.h) */
 } rec_config_t;
 
 extern rec_config_t rec_cfg;

@@ -161,6 +161,7 @@ void rec_trace_header_fill(void)
 	if (clock_getres(CLOCK_MONOTONIC, &ts) == 0)
 		hdr.clock_resolution_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	hdr.page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+	hdr.time_unit_ns = rec_cfg.time_unit_ns;
 	if (rec_cfg.stack_depth)
 		hdr.flags |= AR_HDR_STACKS;
 	if (rec_window_info())

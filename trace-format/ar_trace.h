@@ -151,10 +151,19 @@ typedef struct ar_event {
 
 /* ---- header ------------------------------------------------------------ */
 #define AR_CMDLINE_MAX 4096
-/* Event times are kept at 16 ns granularity: finer than what a clock read
- * costs, and a byte per event cheaper than nanoseconds (docs/BENCHMARKS.md). */
+/* Event times are kept in units of a power of two of ns (SPEC 3.1, 5.3): 16
+ * ns unless the header given to ar_writer_open names a coarser unit up to
+ * AR_TIME_UNIT_MAX_NS. 16 ns is finer than what a clock read costs and a
+ * byte per event cheaper than nanoseconds; the recorder writes 64 ns, which
+ * its sampled clock does not resolve anyway (docs/BENCHMARKS.md). */
 #define AR_TIME_UNIT_SHIFT 4
 #define AR_TIME_UNIT_NS (1u << AR_TIME_UNIT_SHIFT)
+#define AR_TIME_UNIT_MAX_NS (1u << 20)
+/* 1 when a writer keeps `ns` as its time unit (ar_writer_open). */
+static inline int ar_time_unit_ok(uint64_t ns)
+{
+	return ns >= AR_TIME_UNIT_NS && ns <= AR_TIME_UNIT_MAX_NS && !(ns & (ns - 1));
+}
 #define AR_VERSION_STR_MAX 64
 #define AR_SOURCE_FORMAT_MAX 64
 #define AR_SCRUB_NOTE_MAX 1024
@@ -175,7 +184,9 @@ typedef struct ar_header {
 	uint64_t clock_resolution_ns;
 	uint64_t page_size;
 	uint64_t time_unit_ns;       /* event times are stored in these units (SPEC 5.3);
-				      * writers of this version use AR_TIME_UNIT_NS */
+				      * ar_writer_open keeps a power of two from
+				      * AR_TIME_UNIT_NS to AR_TIME_UNIT_MAX_NS and
+				      * writes AR_TIME_UNIT_NS for any other value */
 	ar_op_desc_t ops[AR_OP_LIMIT]; /* op table; name[0]==0 for unused codes */
 	/* Since 1.2 (both "" in older traces): the format an imported trace was
 	 * converted from ("memory_replay", "mtrace"; "" = written by allocrr

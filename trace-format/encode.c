@@ -35,6 +35,7 @@ int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem)
 		return AR_ENOMEM;
 	memset(enc->map, 0, n * sizeof *enc->map);
 	enc->map_mask = (uint32_t)n - 1;
+	enc->time_shift = AR_TIME_UNIT_SHIFT;
 	return 0;
 }
 
@@ -152,7 +153,7 @@ static inline __attribute__((always_inline)) void enc_event(ar_enc_t *enc, enc_s
 		st->qs = put_varint(st->qs, v->seq2 - v->seq - 1);
 		st->prev_seq = v->seq2;
 	}
-	uint64_t t = v->time_ns >> AR_TIME_UNIT_SHIFT;
+	uint64_t t = v->time_ns >> enc->time_shift;
 	st->qt = put_varint(st->qt, ar_zigzag((int64_t)(t - st->prev_time)));
 	st->prev_time = t;
 	if (f & AR_F_PTR) {

@@ -288,6 +288,7 @@ typedef struct ar_enc {
 	uint8_t *col[AR_NCOLS];
 	ar_ptr_entry_t *map;
 	uint32_t map_mask, gen, map_used;
+	unsigned time_shift; /* times are written in units of 2^time_shift ns */
 } ar_enc_t;
 
 int ar_enc_init(ar_enc_t *enc, const ar_mem_t *mem);

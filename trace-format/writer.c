@@ -140,7 +140,9 @@ int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, c
 	*out = NULL;
 	uint8_t hdr[8 + 2 * AR_CMDLINE_MAX + 2048];
 	ar_header_t hc = *h;
-	hc.time_unit_ns = AR_TIME_UNIT_NS; /* what ar_evbuf_append stores */
+	/* The encoder divides ns by a shift, and SPEC 5.3's running time must not
+	 * overflow: a power of two within the bounds, else the default. */
+	hc.time_unit_ns = ar_time_unit_ok(h->time_unit_ns) ? h->time_unit_ns : AR_TIME_UNIT_NS;
 	int n = ar_header_encode(&hc, hdr + 8, sizeof hdr - 8);
 	if (n < 0)
 		return ar_set_error(err, AR_EINVAL, 0, "header does not fit %zu bytes", sizeof hdr);
@@ -164,6 +166,7 @@ int ar_writer_open(ar_writer_t **out, int fd, const ar_header_t *h, int level, c
 		free_writer(w);
 		return ar_set_error(err, AR_ENOMEM, 0, "cannot allocate the compressor");
 	}
+	w->enc.time_shift = (unsigned)__builtin_ctzll(hc.time_unit_ns);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1); /* SPEC 3.3: bit flips are caught */
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);

@@ -2,7 +2,9 @@
 # make bench-rec-size: trace size against heaptrack's on the real programs of
 # make bench-fidelity (bench/fidelity/programs.sh: the same commands, the
 # same inputs and sizes), each recorded by allocrec (default settings), by
-# allocrec --time-every=1 (every call reads the clock) and by heaptrack.
+# allocrec --time-every=1 (every call reads the clock), by allocrec
+# --time-unit=16 (times in 16 ns units, the default before 64) and by
+# heaptrack.
 # Bytes per event = file bytes / the heap calls allocrec recorded (heaptrack
 # records the same calls but keeps no per-event time, thread, order or block
 # identity). gcc: cc1 alone (the command gcc -### gives), since heaptrack does
@@ -39,6 +41,7 @@ run_one() {
 	case $how in
 	allocrec) pre=("$REC" -q -o "$out") ;;
 	allocrec1) pre=("$REC" -q --time-every=1 -o "$out") ;;
+	allocrec16) pre=("$REC" -q --time-unit=16 -o "$out") ;;
 	heaptrack) mkdir -p "$out"; pre=(heaptrack -o "$out/ht") ;;
 	esac
 	case $p in
@@ -56,16 +59,19 @@ run_one() {
 events_of() { "$AT" info "$1" --json | sed 's/.*"events":\([0-9]*\).*/\1/'; }
 echo "bench-rec-size: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); heaptrack $(heaptrack --version 2>/dev/null | head -1 | awk '{print $NF}')"
 UNCHAIN=$(cd "$(dirname "$0")" && pwd)/unchain.py
-printf '%-10s %10s %14s %10s %14s %14s %9s\n' program events "allocrec B/ev" "as 1.3" "every=1 B/ev" "heaptrack B/ev" "x heaptr"
+printf '%-10s %10s %14s %10s %14s %14s %14s %9s\n' program events "allocrec B/ev" "as 1.3" "every=1 B/ev" "16 ns B/ev" \
+	"heaptrack B/ev" "x heaptr"
 for p in $PROGRAMS; do
-	run_one $p allocrec "$T/$p.zst" && run_one $p allocrec1 "$T/$p-1.zst" && run_one $p heaptrack "$T/ht-$p" ||
+	run_one $p allocrec "$T/$p.zst" && run_one $p allocrec1 "$T/$p-1.zst" && run_one $p allocrec16 "$T/$p-16.zst" &&
+		run_one $p heaptrack "$T/ht-$p" ||
 		{ echo "$p: a recording failed"; continue; }
 	ev=$(events_of "$T/$p.zst")
 	ht=$(ls "$T/ht-$p"/ht* 2>/dev/null | head -1)
 	[ -n "$ht" ] && [ "$ev" -gt 0 ] || { echo "$p: no heaptrack output or no events"; continue; }
 	u=$("$PY" "$UNCHAIN" "$T/$p.zst" "$T/$p-13.zst" 2>/dev/null) || u=
 	awk -v p=$p -v e=$ev -v a=$(stat -c %s "$T/$p.zst") -v u="$u" -v e1=$(events_of "$T/$p-1.zst") \
-		-v a1=$(stat -c %s "$T/$p-1.zst") -v h=$(stat -c %s "$ht") \
-		'BEGIN { printf "%-10s %10d %14.3f %10s %14.3f %14.3f %8.2fx\n", p, e, a / e,
-			 u == "" ? "-" : sprintf("%.3f", u / e), a1 / e1, h / e, (a / e) / (h / e) }'
+		-v a1=$(stat -c %s "$T/$p-1.zst") -v e16=$(events_of "$T/$p-16.zst") -v a16=$(stat -c %s "$T/$p-16.zst") \
+		-v h=$(stat -c %s "$ht") \
+		'BEGIN { printf "%-10s %10d %14.3f %10s %14.3f %14.3f %14.3f %8.2fx\n", p, e, a / e,
+			 u == "" ? "-" : sprintf("%.3f", u / e), a1 / e1, a16 / e16, h / e, (a / e) / (h / e) }'
 done

@@ -11,6 +11,7 @@
 # the difference must be 1, 2 or 3. The file passes BYTES by at most what the
 # threads held when it reached BYTES: 4 events blocks per recording thread
 # (docs/RECORDER.md), checked block by block. Bad values are usage errors.
+ROOT_DIR=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/../progs/rec_testlib.sh"
 
 # The events blocks in FILE that start at or after the first block ending
@@ -72,9 +73,9 @@ PROG=("$P/rec_paced" 3 20 5000 0)
 bare_rc=$?
 
 # --- --max-size: three sizes, the smallest well below one second's trace ---
-# (the whole trace is about 285 000 bytes in format 2.0: the largest limit
-# stays well below it)
-for lim in 32K 64K 160000; do
+# (the whole trace is about 135 000 bytes with 64 ns times, 285 000 with
+# 16 ns: the largest limit stays well below it)
+for lim in 32K 48K 72000; do
 	case $lim in *K) bytes=$(( ${lim%K} * 1024 )) ;; *) bytes=$lim ;; esac
 	run_bounded ms$lim --max-size "$lim" -o "$W/ms$lim.zst" "${PROG[@]}"
 	f=ms$lim.zst
@@ -121,7 +122,7 @@ ROOT=$(cd "$(dirname "$0")/../.." 2>/dev/null && pwd)
 [ -d "$ROOT/tests" ] || ROOT=$(cd "$B/.." && pwd)
 if /usr/bin/python3 -c 'import zstandard' 2>/dev/null; then
 	for f in ms64K.zst dur.zst; do
-		py=$(/usr/bin/python3 "$ROOT/tests/spec_reader.py" process "$f" | grep -o '"calls_after_stop": [0-9]*, \|"stopped": "[a-z-]*"' | tr -d ' ,' | tr '\n' ' ')
+		py=$(/usr/bin/python3 "$ROOT_DIR/tests/spec_reader.py" process "$f" | grep -o '"calls_after_stop": [0-9]*, \|"stopped": "[a-z-]*"' | tr -d ' ,' | tr '\n' ' ')
 		c=$("$AT" info "$f" --json | grep -o '"calls_after_stop":[0-9]*\|"stopped":"[a-z-]*"' | sort | tr '\n' ' ')
 		expect_eq "$f: tests/spec_reader.py reads the same stop" "$py" "$c"
 	done
@@ -149,7 +150,8 @@ expect_eq "children: two exec'ed images, two bounded traces" $n 2
 
 # --- bad values: usage errors, PROG not run (--time-every is checked here too) ---
 for bad in "--max-size 0" "--max-size 12Q" "--max-size -5" "--max-size=" "--duration 0" "--duration -1" \
-	"--duration abc" "--duration 1e99" "--duration nan" "--time-every 0" "--time-every 1025" "--time-every x"; do
+	"--duration abc" "--duration 1e99" "--duration nan" "--time-every 0" "--time-every 1025" "--time-every x" \
+	"--time-unit 0" "--time-unit 8" "--time-unit 48" "--time-unit 2097152" "--time-unit x"; do
 	# shellcheck disable=SC2086
 	"$REC" $bad -o "$W/bad.zst" "$P/rec_seq" >bad.out 2>bad.err
 	rc=$?
@@ -164,4 +166,23 @@ done
 "$REC" -p $$ --time-every=0 >bad.out 2>bad.err
 expect_eq "-p with --time-every=0: usage error" $? 1
 grep -q -- "--time-every" bad.err || fail "-p --time-every=0: message does not name the option: $(cat bad.err)"
+"$REC" -p $$ --time-unit=100 >bad.out 2>bad.err
+expect_eq "-p with --time-unit=100: usage error" $? 1
+grep -q -- "--time-unit" bad.err || fail "-p --time-unit=100: message does not name the option: $(cat bad.err)"
+"$REC" --help | grep -q -- '--time-unit=NS' && ok "--help names --time-unit" || fail "--help lacks --time-unit"
+
+# --- the time unit: 64 ns by default, --time-unit's, the shim's default for a
+# value it cannot use; every time a multiple of it, both readers agree ---
+unit_of() { "$AT" info --json "$1" | sed -n 's/.*"time_unit_ns":\([0-9]*\).*/\1/p'; }
+"$REC" -q -o "$W/u_default.zst" "$P/rec_seq" >/dev/null 2>&1
+expect_eq "time unit by default" "$(unit_of "$W/u_default.zst")" 64
+"$REC" -q --time-unit=1024 -o "$W/u_1024.zst" "$P/rec_seq" >/dev/null 2>&1
+expect_eq "time unit --time-unit=1024" "$(unit_of "$W/u_1024.zst")" 1024
+expect_eq "--time-unit=1024: every time a multiple of 1024 ns" \
+	"$(/usr/bin/python3 "$ROOT_DIR/tests/spec_reader.py" dump "$W/u_1024.zst" | awk '{ for (i = 1; i <= NF; i++)
+		if ($i ~ /^t=/) { t = substr($i, 3); n++; if (t % 1024) bad++ } } END { print (n > 0 && !bad) ? "yes" : "no" }')" yes
+expect_eq "--time-unit=1024: both readers agree" \
+	"$("$AT" dump "$W/u_1024.zst" | wc -l)" "$(/usr/bin/python3 "$ROOT_DIR/tests/spec_reader.py" dump "$W/u_1024.zst" | wc -l)"
+ALLOCRR_TIME_UNIT=1000 LD_PRELOAD="$B/lib/liballocrr-rec.so" ALLOCRR_OUTPUT="$W/u_env.zst" "$P/rec_seq" >/dev/null 2>&1
+expect_eq "ALLOCRR_TIME_UNIT=1000 (no power of two): the shim keeps its default" "$(unit_of "$W/u_env.zst")" 64
 finish

@@ -238,8 +238,53 @@ static void test_error_codes(void)
 	close(fd);
 }
 
+/* The writer keeps a header's time unit when it is a power of two from 16 ns
+ * to AR_TIME_UNIT_MAX_NS, and writes 16 ns for any other; times read back
+ * rounded down to the unit, in order and never later than written. */
+static void test_time_unit(void)
+{
+	static const struct {
+		uint64_t asked, kept;
+	} cases[] = {{0, 16}, {16, 16}, {48, 16}, {64, 64}, {1024, 1024}, {AR_TIME_UNIT_MAX_NS, AR_TIME_UNIT_MAX_NS},
+		     {2 * (uint64_t)AR_TIME_UNIT_MAX_NS, 16}, {UINT64_MAX, 16}};
+	static const uint64_t times[] = {0, 15, 16, 63, 64, 1000, 1023, 1024, 5000000, 5000063, 123456789};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		char path[] = "/tmp/allocrr-unit-XXXXXX";
+		int fd = mkstemp(path);
+		unlink(path);
+		ar_header_t h;
+		ar_header_init(&h);
+		h.time_unit_ns = cases[c].asked;
+		ar_writer_t *w;
+		ar_error_t err;
+		EXPECT(ar_writer_open(&w, fd, &h, 1, NULL, &err) == 0);
+		static uint8_t mem[AR_EVBUF_MAX_BYTES];
+		ar_evbuf_t b;
+		ar_evbuf_reset(&b, mem, sizeof mem, 0, 9);
+		for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
+			ar_event_t e = {.op = AR_OP_MALLOC, .seq = i + 1, .size = 8, .result = 0x1000 + 16 * i,
+					.time_ns = times[i]};
+			EXPECT(ar_evbuf_append(&b, &e) == 0);
+		}
+		EXPECT(ar_writer_write_events(w, &b, &err) == 0);
+		EXPECT(ar_writer_close(w, 100, 1, &err) == 0);
+		ar_reader_t *r;
+		EXPECT(ar_reader_open_fd(&r, fd, "unit", &err) == 0);
+		EXPECT_U64(ar_reader_header(r)->time_unit_ns, cases[c].kept);
+		ar_event_t e;
+		for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
+			EXPECT(ar_reader_next_merged(r, &e) == 1);
+			EXPECT_U64(e.time_ns, times[i] / cases[c].kept * cases[c].kept);
+		}
+		EXPECT(ar_reader_next_merged(r, &e) == 0);
+		ar_reader_close(r);
+		close(fd);
+	}
+}
+
 int main(void)
 {
+	RUN(test_time_unit);
 	RUN(test_error_codes);
 	RUN(test_roundtrip_many);
 	RUN(test_no_footer_reads_as_truncated);
