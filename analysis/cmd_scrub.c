@@ -315,6 +315,14 @@ static void scrub_header(const scrub_t *s, const ar_header_t *in, ar_header_t *h
 	h->start_mono_ns = m == M_KEEP ? in->start_mono_ns : 0;
 	h->clock_resolution_ns = in->clock_resolution_ns;
 	h->page_size = in->page_size;
+	/* The copy's time unit: IN's where the writer keeps it (times copied
+	 * exactly, in as few bytes as IN spent); with --coarsen-time the largest
+	 * power of two dividing the step, since every coarsened time is a
+	 * multiple of it: coarse times then cost fewer bytes too. */
+	uint64_t c = s->o->coarsen_ns, unit = c ? c & -c : in->time_unit_ns;
+	if (c && unit > AR_TIME_UNIT_MAX_NS)
+		unit = AR_TIME_UNIT_MAX_NS;
+	h->time_unit_ns = ar_time_unit_ok(unit) ? unit : AR_TIME_UNIT_NS;
 	/* IN's op table, but this version's sized ops (SPEC 5.1) when IN
 	 * predates them: the copy's frees may carry an old_size only through
 	 * them. */
@@ -585,9 +593,9 @@ static int scrub(scrub_t *s, ar_out_t *out)
 		return ar_cli_error(s->o->in, "out of memory");
 	}
 	scrub_header(s, in, h);
-	if (in->time_unit_ns % AR_TIME_UNIT_NS)
-		ar_cli_warn("%s: event times were stored in units of %" PRIu64 " ns; the copy stores them in %u ns "
-			    "units (rounded down)", s->o->in, in->time_unit_ns, AR_TIME_UNIT_NS);
+	if (!s->o->coarsen_ns && in->time_unit_ns % h->time_unit_ns)
+		ar_cli_warn("%s: event times were stored in units of %" PRIu64 " ns; the copy stores them in %" PRIu64
+			    " ns units (rounded down)", s->o->in, in->time_unit_ns, h->time_unit_ns);
 	ar_metabuf_reset(&s->meta, s->meta_mem, AR_BLOCK_MAX);
 	int how = COPY_WHOLE, rc = copy_trace(s, h, out->fd, &how);
 	free(h);
