@@ -3,7 +3,7 @@
 # both run exactly the same commands on the same inputs. The caller sets
 # HERE (this directory), IN (a directory for the inputs), PY (the Python to
 # run: /usr/bin/python3, never a pyenv shim) and the sizes SQLITE_ROWS, PY_N,
-# PYMT_N, GCC_FUNCS, REDIS_REQ.
+# PYMT_N, PERL_N, GCC_FUNCS, REDIS_REQ.
 
 # make_inputs: sqlite.sh's script and gen_c.py's C file, in $IN.
 make_inputs() {
@@ -15,6 +15,7 @@ make_inputs() {
 prog_sqlite() { "$@" sqlite3 :memory: <"$IN/sqlite.sql"; }
 prog_python() { "$@" $PY "$HERE/py_single.py" "$PY_N"; }
 prog_python-mt() { "$@" $PY "$HERE/py_threads.py" "$PYMT_N"; }
+prog_perl() { "$@" perl "$HERE/perl_churn.pl" "$PERL_N"; }
 prog_gcc() { "$@" gcc -O2 -c "$IN/gen.c" -o "$IN/gen.o" && sha256sum <"$IN/gen.o"; }
 # clang++ runs its compiler and assembler in one process (clang -### says
 # "(in-process)"): one trace, and the whole of LLVM's operator new.

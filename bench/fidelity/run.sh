@@ -2,7 +2,7 @@
 # make bench-fidelity: does replay tell what each allocator does to a real
 # program? (issue 14 item 7; method and figures: docs/FIDELITY.md)
 #
-# Five Debian programs nobody on this project wrote, each
+# Six Debian programs nobody on this project wrote, each
 #   1. run for real under every allocator (LD_PRELOAD of the registry's
 #      library, glibc's own libc.so.6 included: a no-op for programs on glibc,
 #      and what puts glibc's malloc ahead of a linked jemalloc), interleaved —
@@ -21,6 +21,8 @@
 #   python     /usr/bin/python3 py_single.py FIDELITY_PY_N
 #   python-mt  /usr/bin/python3 py_threads.py FIDELITY_PYMT_N (4 threads
 #              under the GIL)
+#   perl       perl perl_churn.pl FIDELITY_PERL_N (an interpreter whose every
+#              object is a malloc: the allocator shows in its time)
 #   gcc        gcc -O2 -c on gen_c.py's file of FIDELITY_GCC_FUNCS functions
 #              (driver, cc1, as: LD_PRELOAD reaches them all; peak RSS is the
 #              largest of them, cc1's); the replayed trace is cc1's
@@ -56,7 +58,7 @@
 # 5), FIDELITY_ALLOCATORS (comma-separated names, default every installed
 # one), FIDELITY_TIME (cpu or wall, above), FIDELITY_REPLAY_OPTS (more
 # allocreplay options), the sizes FIDELITY_SQLITE_ROWS, FIDELITY_PY_N,
-# FIDELITY_PYMT_N, FIDELITY_GCC_FUNCS, FIDELITY_REDIS_REQ (defaults below:
+# FIDELITY_PYMT_N, FIDELITY_PERL_N, FIDELITY_GCC_FUNCS, FIDELITY_REDIS_REQ (defaults below:
 # about a second of CPU per run here), FIDELITY_OUT (the results directory,
 # default $ALLOCRR_BUILD/fidelity; emptied first).
 # Writes there: real.csv (one line per real run), failures.csv (program,
@@ -68,11 +70,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
 REPS=${FIDELITY_REPS:-5}
 REPLAY_REPS=${FIDELITY_REPLAY_REPS:-5}
-PROGRAMS=${FIDELITY_PROGRAMS:-sqlite python python-mt gcc redis}
+PROGRAMS=${FIDELITY_PROGRAMS:-sqlite python python-mt perl gcc redis}
 OUT=${FIDELITY_OUT:-$B/fidelity}
 SQLITE_ROWS=${FIDELITY_SQLITE_ROWS:-150000}
 PY_N=${FIDELITY_PY_N:-100000}
 PYMT_N=${FIDELITY_PYMT_N:-200000}
+PERL_N=${FIDELITY_PERL_N:-300000}
 GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
 REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 TIME=${FIDELITY_TIME:-cpu}
@@ -87,12 +90,12 @@ done
 [ -x /usr/bin/time ] && [ -x $PY ] || die "needs /usr/bin/time and /usr/bin/python3 (Debian: time python3)"
 
 # ---- plan: programs, allocators ---------------------------------------------------
-declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [gcc]=gcc [redis]=redis-server [clang]=clang++
-	[redis-window]=redis-server)
-declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [gcc]=glibc [redis]=jemalloc [clang]=glibc
-	[redis-window]=jemalloc)
-declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [gcc]=$TIME [redis]=server-cpu [clang]=$TIME
-	[redis-window]=server-cpu)
+declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [perl]=perl [gcc]=gcc [redis]=redis-server
+	[clang]=clang++ [redis-window]=redis-server)
+declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [perl]=glibc [gcc]=glibc [redis]=jemalloc
+	[clang]=glibc [redis-window]=jemalloc)
+declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [perl]=$TIME [gcc]=$TIME [redis]=server-cpu
+	[clang]=$TIME [redis-window]=server-cpu)
 for p in $PROGRAMS; do
 	[ -n "${NEED[$p]:-}" ] || die "unknown program '$p' (known: ${!NEED[*]})"
 	command -v "${NEED[$p]}" >/dev/null || die "$p needs ${NEED[$p]} (make bench-deps installs BENCH_DEBS)"
