@@ -12,6 +12,7 @@
 #include "ar_trace.h"
 #include "synth.h"
 #include "testing.h"
+#include "trace_fixture.h"
 
 typedef struct {
 	ar_evbuf_t buf;
@@ -202,14 +203,11 @@ static void test_writer_rejects_bad_events(void)
 /* Failed calls keep their error code; successful ones and free have none. */
 static void test_error_codes(void)
 {
-	char path[] = "/tmp/allocrr-err-XXXXXX";
-	int fd = mkstemp(path);
-	unlink(path);
 	ar_header_t h;
 	ar_header_init(&h);
-	ar_writer_t *w;
+	int fd;
+	ar_writer_t *w = fixture_temp_writer(&h, &fd);
 	ar_error_t err;
-	EXPECT(ar_writer_open(&w, fd, &h, 1, NULL, &err) == 0);
 	static uint8_t mem[AR_EVBUF_MAX_BYTES];
 	ar_evbuf_t b;
 	ar_evbuf_reset(&b, mem, sizeof mem, 0, 9);
@@ -249,15 +247,12 @@ static void test_time_unit(void)
 		     {2 * (uint64_t)AR_TIME_UNIT_MAX_NS, 16}, {UINT64_MAX, 16}};
 	static const uint64_t times[] = {0, 15, 16, 63, 64, 1000, 1023, 1024, 5000000, 5000063, 123456789};
 	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-		char path[] = "/tmp/allocrr-unit-XXXXXX";
-		int fd = mkstemp(path);
-		unlink(path);
 		ar_header_t h;
 		ar_header_init(&h);
 		h.time_unit_ns = cases[c].asked;
-		ar_writer_t *w;
+		int fd;
+		ar_writer_t *w = fixture_temp_writer(&h, &fd);
 		ar_error_t err;
-		EXPECT(ar_writer_open(&w, fd, &h, 1, NULL, &err) == 0);
 		static uint8_t mem[AR_EVBUF_MAX_BYTES];
 		ar_evbuf_t b;
 		ar_evbuf_reset(&b, mem, sizeof mem, 0, 9);
