@@ -44,8 +44,8 @@
 #include "ar_escape.h"
 #include "ar_trace.h"
 #include "allocrec_attach.h"
+#include "allocrec_settings.h"
 #include "rec_ctl_dir.h"
-#include "rec_defaults.h"
 
 #define MAX_TRACES 64      /* traces one run reports (a fork bomb writes more) */
 #define NEXT_LISTED 4      /* traces the "next:" line names before abridging */
@@ -54,9 +54,9 @@
 typedef struct rec_opts {
 	const char *output; /* -o, NULL: the shim's default ./PROG.PID.zst */
 	const char *output_for; /* --output-for: -o is the first image so named, NULL: the first image */
-	int stacks, follow, level, quiet, time_every, time_unit;
+	allocrec_settings_t set;        /* --stacks, --level, --time-every, --time-unit, --duration */
+	int follow, quiet;
 	unsigned long long max_size;    /* --max-size in bytes, 0 = none */
-	unsigned long long duration_ns; /* --duration in ns, 0 = none */
 	unsigned long long rotate;      /* --rotate in bytes, 0 = none */
 	int paused;                     /* --paused: windows by --start/--stop */
 	const char *ctl_verb, *ctl_pid; /* --start/--stop PID: talk to a running program */
@@ -151,38 +151,29 @@ static void usage(void)
 /* Parse s as a whole decimal number in lo..hi into *out; -1 if it is not. */
 /* --duration: seconds as a decimal number, > 0 and at most a year, in ns;
  * -1 if s is not one. */
-enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_LEVEL, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_DURATION,
-       OPT_ROTATE, OPT_PAUSED, OPT_START, OPT_STOP, OPT_TIME_EVERY, OPT_TIME_UNIT };
+enum { OPT_NO_FOLLOW = 256, OPT_VERSION, OPT_OUTPUT_FOR, OPT_MAX_SIZE, OPT_ROTATE, OPT_PAUSED, OPT_START,
+       OPT_STOP };
 
 /* Fill o from argv. Returns -1 to go on and record, or the exit status
  * (--help, --version, a usage error). */
 static int parse_args(int argc, char **argv, rec_opts_t *o)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},      {"stacks", optional_argument, NULL, OPT_STACKS},
-		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"level", required_argument, NULL, OPT_LEVEL},
-		{"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},   {"output-for", required_argument, NULL, OPT_OUTPUT_FOR},
-		{"max-size", required_argument, NULL, OPT_MAX_SIZE}, {"duration", required_argument, NULL, OPT_DURATION},
+		{"output", required_argument, NULL, 'o'},        ALLOCREC_SETTINGS_OPTIONS,
+		{"no-follow", no_argument, NULL, OPT_NO_FOLLOW}, {"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},                {"version", no_argument, NULL, OPT_VERSION},
+		{"output-for", required_argument, NULL, OPT_OUTPUT_FOR},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"rotate", required_argument, NULL, OPT_ROTATE}, {"paused", no_argument, NULL, OPT_PAUSED},
 		{"start", required_argument, NULL, OPT_START},   {"stop", required_argument, NULL, OPT_STOP},
-		{"time-every", required_argument, NULL, OPT_TIME_EVERY},
-		{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
 		{NULL, 0, NULL, 0}};
-	*o = (rec_opts_t){.follow = 1, .level = 3, .time_every = REC_TIME_EVERY_DEFAULT,
-			  .time_unit = REC_TIME_UNIT_DEFAULT_NS};
+	*o = (rec_opts_t){.set = allocrec_settings_default(), .follow = 1};
 	int c, rc;
 	/* '+': stop at PROG, whose options are its own; ':': we say what is wrong. */
 	while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
-			break;
-		case OPT_STACKS:
-			o->stacks = 32;
-			if (optarg && ar_cli_parse_int(optarg, 1, AR_STACK_MAX_DEPTH, &o->stacks) != 0)
-				return ar_cli_usage_error("--stacks depth must be 1..%d, not '%s'", AR_STACK_MAX_DEPTH,
-							  optarg);
 			break;
 		case OPT_NO_FOLLOW:
 			o->follow = 0;
@@ -193,26 +184,10 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 							  "not a path: '%s'", optarg);
 			o->output_for = optarg;
 			break;
-		case OPT_LEVEL:
-			if (ar_cli_parse_int(optarg, 1, 19, &o->level) != 0)
-				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
-			break;
-		case OPT_TIME_EVERY:
-			if ((rc = allocrec_time_every_arg(optarg, &o->time_every)) != 0)
-				return rc;
-			break;
-		case OPT_TIME_UNIT:
-			if ((rc = allocrec_time_unit_arg(optarg, &o->time_unit)) != 0)
-				return rc;
-			break;
 		case OPT_MAX_SIZE:
 			if (ar_cli_parse_size(optarg, &o->max_size) != 0 || o->max_size == 0)
 				return ar_cli_usage_error("--max-size takes a size in bytes above 0, with an optional K, M "
 							  "or G suffix (e.g. 64M), not '%s'", optarg);
-			break;
-		case OPT_DURATION:
-			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
-				return rc;
 			break;
 		case OPT_ROTATE:
 			if (ar_cli_parse_size(optarg, &o->rotate) != 0 || o->rotate == 0)
@@ -232,7 +207,12 @@ static int parse_args(int argc, char **argv, rec_opts_t *o)
 		case 'q':
 			o->quiet = 1;
 			break;
-		default: /* --help, --version, a bad option */
+		default: /* the settings, --help, --version, a bad option */
+			if ((rc = allocrec_settings_option(c, optarg, &o->set)) >= 0) {
+				if (rc != 0)
+					return rc;
+				break;
+			}
 			return ar_cli_other_option(c, argv, OPT_VERSION, usage);
 		}
 	}
@@ -367,14 +347,14 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 	if (rc != 0)
 		return rc;
 	char num[32];
-	snprintf(num, sizeof num, "%d", o->stacks);
+	snprintf(num, sizeof num, "%d", o->set.stacks);
 	setenv("ALLOCRR_STACKS", num, 1);
 	setenv("ALLOCRR_FOLLOW", o->follow ? "1" : "0", 1);
-	snprintf(num, sizeof num, "%d", o->level);
+	snprintf(num, sizeof num, "%d", o->set.level);
 	setenv("ALLOCRR_LEVEL", num, 1);
-	snprintf(num, sizeof num, "%d", o->time_every);
+	snprintf(num, sizeof num, "%d", o->set.time_every);
 	setenv("ALLOCRR_TIME_EVERY", num, 1);
-	snprintf(num, sizeof num, "%d", o->time_unit);
+	snprintf(num, sizeof num, "%d", o->set.time_unit);
 	setenv("ALLOCRR_TIME_UNIT", num, 1);
 	/* Limits unset unless asked: an ALLOCRR_MAX_SIZE from the caller's
 	 * environment must not bound a recording that did not ask. */
@@ -392,8 +372,8 @@ static int prepare_env(const rec_opts_t *o, char *manifest)
 		snprintf(num, sizeof num, "%llu", o->max_size);
 		setenv("ALLOCRR_MAX_SIZE", num, 1);
 	}
-	if (o->duration_ns) {
-		snprintf(num, sizeof num, "%llu", o->duration_ns);
+	if (o->set.duration_ns) {
+		snprintf(num, sizeof num, "%llu", o->set.duration_ns);
 		setenv("ALLOCRR_DURATION_NS", num, 1);
 	}
 	int mfd = mkstemp(manifest);

@@ -38,12 +38,12 @@
 
 #include "allocrec_attach.h"
 #include "allocrec_gdb.h"
+#include "allocrec_settings.h"
 #include "ar_cli.h"
 #include "ar_readfile.h"
 #include "ar_trace.h"
 #include "rec_attach.h"
 #include "rec_ctl_dir.h"
-#include "rec_defaults.h"
 
 #define DETACH_WAIT_S 30   /* for the shim to close the window after a detach */
 
@@ -51,8 +51,8 @@ typedef struct attach_opts {
 	pid_t pid;
 	int detach; /* --detach PID rather than -p PID */
 	const char *output;
-	int stacks, level, quiet, time_every, time_unit;
-	unsigned long long duration_ns;
+	int quiet;
+	allocrec_settings_t set; /* --stacks, --level, --time-every, --time-unit, --duration */
 } attach_opts_t;
 
 /* Scratch files of one run, in a private directory. */
@@ -105,41 +105,15 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
-int allocrec_duration_arg(const char *arg, unsigned long long *ns)
-{
-	if (ar_cli_parse_seconds(arg, ns) != 0)
-		return ar_cli_usage_error("--duration takes seconds above 0 as a decimal number (e.g. 0.5 or 30), "
-					  "not '%s'", arg);
-	return 0;
-}
-
-int allocrec_time_every_arg(const char *arg, int *out)
-{
-	if (ar_cli_parse_int(arg, 1, REC_TIME_EVERY_MAX, out) != 0)
-		return ar_cli_usage_error("--time-every must be 1..%d, not '%s'", REC_TIME_EVERY_MAX, arg);
-	return 0;
-}
-
-int allocrec_time_unit_arg(const char *arg, int *out)
-{
-	if (ar_cli_parse_int(arg, AR_TIME_UNIT_NS, AR_TIME_UNIT_MAX_NS, out) != 0 || !ar_time_unit_ok((uint64_t)*out))
-		return ar_cli_usage_error("--time-unit takes nanoseconds, a power of two from %u to %u (16, 32, 64, "
-					  "...), not '%s'", AR_TIME_UNIT_NS, AR_TIME_UNIT_MAX_NS, arg);
-	return 0;
-}
-
-enum { OPT_DETACH = 300, OPT_STACKS, OPT_LEVEL, OPT_DURATION, OPT_TIME_EVERY, OPT_TIME_UNIT };
+enum { OPT_DETACH = 300 };
 
 static int parse_args(int argc, char **argv, attach_opts_t *o)
 {
 	static const struct option opts[] = {
-		{"pid", required_argument, NULL, 'p'},         {"detach", required_argument, NULL, OPT_DETACH},
-		{"output", required_argument, NULL, 'o'},      {"stacks", optional_argument, NULL, OPT_STACKS},
-		{"level", required_argument, NULL, OPT_LEVEL}, {"duration", required_argument, NULL, OPT_DURATION},
-		{"quiet", no_argument, NULL, 'q'},             {"time-every", required_argument, NULL, OPT_TIME_EVERY},
-		{"time-unit", required_argument, NULL, OPT_TIME_UNIT},
-		{NULL, 0, NULL, 0}};
-	*o = (attach_opts_t){.level = 3, .time_every = REC_TIME_EVERY_DEFAULT, .time_unit = REC_TIME_UNIT_DEFAULT_NS};
+		{"pid", required_argument, NULL, 'p'},    {"detach", required_argument, NULL, OPT_DETACH},
+		{"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+		ALLOCREC_SETTINGS_OPTIONS,                {NULL, 0, NULL, 0}};
+	*o = (attach_opts_t){.set = allocrec_settings_default()};
 	int c, rc, have_pid = 0;
 	while ((c = getopt_long(argc, argv, "+:p:o:q", opts, NULL)) != -1) {
 		switch (c) {
@@ -156,42 +130,24 @@ static int parse_args(int argc, char **argv, attach_opts_t *o)
 		case 'o':
 			o->output = optarg;
 			break;
-		case OPT_STACKS:
-			o->stacks = 32;
-			if (optarg && ar_cli_parse_int(optarg, 1, AR_STACK_MAX_DEPTH, &o->stacks) != 0)
-				return ar_cli_usage_error("--stacks depth must be 1..%d, not '%s'", AR_STACK_MAX_DEPTH,
-							  optarg);
-			break;
-		case OPT_LEVEL:
-			if (ar_cli_parse_int(optarg, 1, 19, &o->level) != 0)
-				return ar_cli_usage_error("--level must be 1..19, not '%s'", optarg);
-			break;
-		case OPT_TIME_EVERY:
-			if ((rc = allocrec_time_every_arg(optarg, &o->time_every)) != 0)
-				return rc;
-			break;
-		case OPT_TIME_UNIT:
-			if ((rc = allocrec_time_unit_arg(optarg, &o->time_unit)) != 0)
-				return rc;
-			break;
-		case OPT_DURATION:
-			if ((rc = allocrec_duration_arg(optarg, &o->duration_ns)) != 0)
-				return rc;
-			break;
 		case 'q':
 			o->quiet = 1;
 			break;
 		default:
+			if ((rc = allocrec_settings_option(c, optarg, &o->set)) >= 0) {
+				if (rc != 0)
+					return rc;
+				break;
+			}
 			return ar_cli_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)
 		return ar_cli_usage_error("-p PID records a running process: '%s' cannot be run as well (allocrec "
 					  "PROG records a new one)", argv[optind]);
-	if (o->detach && (o->output || o->stacks || o->duration_ns || o->time_every != REC_TIME_EVERY_DEFAULT ||
-			  o->time_unit != REC_TIME_UNIT_DEFAULT_NS))
-		return ar_cli_usage_error("--detach PID takes no other option: -o, --stacks, --time-every and --duration belong "
-					  "to the allocrec -p that attached");
+	if (o->detach && (o->output || !allocrec_settings_are_default(&o->set)))
+		return ar_cli_usage_error("--detach PID takes no other option: -o, --stacks, --level, --time-every, "
+					  "--time-unit and --duration belong to the allocrec -p that attached");
 	if (o->output && ar_cli_is_stdio(o->output))
 		return ar_cli_usage_error("-p cannot write the trace to standard output: name a file");
 	return -1;
@@ -351,8 +307,8 @@ static int make_settings(const attach_opts_t *o, attach_run_t *r)
 			 "%s%s%sALLOCRR_DIR=%s\nALLOCRR_MANIFEST=%s\nALLOCRR_STACKS=%d\nALLOCRR_LEVEL=%d\n"
 			 "ALLOCRR_TIME_EVERY=%d\nALLOCRR_TIME_UNIT=%d\nALLOCRR_FOLLOW=0\nALLOCRR_ATTACH_DONE=%s\n"
 			 "ALLOCRR_ATTACH_DURATION_NS=%llu\n",
-			 out[0] ? "ALLOCRR_OUTPUT=" : "", out, out[0] ? "\n" : "", dir, r->manifest, o->stacks,
-			 o->level, o->time_every, o->time_unit, r->done, o->duration_ns);
+			 out[0] ? "ALLOCRR_OUTPUT=" : "", out, out[0] ? "\n" : "", dir, r->manifest,
+			 o->set.stacks, o->set.level, o->set.time_every, o->set.time_unit, r->done, o->set.duration_ns);
 	if (n < 0 || (size_t)n >= sizeof r->settings)
 		return ar_cli_error(NULL, "the paths are too long for the recorder's settings");
 	return 0;
@@ -562,9 +518,9 @@ static int attach_and_wait(const attach_opts_t *o, attach_run_t *r, const allocr
 		return rc;
 	}
 	if (!o->quiet) {
-		if (o->duration_ns)
+		if (o->set.duration_ns)
 			fprintf(stderr, "%s: recording process %d for %.3g s (allocrec --detach %d or Ctrl-C stops "
-				"sooner)\n", ar_cli_tool(), (int)o->pid, (double)o->duration_ns / 1e9, (int)o->pid);
+				"sooner)\n", ar_cli_tool(), (int)o->pid, (double)o->set.duration_ns / 1e9, (int)o->pid);
 		else
 			fprintf(stderr, "%s: recording process %d until allocrec --detach %d or Ctrl-C\n", ar_cli_tool(),
 				(int)o->pid, (int)o->pid);

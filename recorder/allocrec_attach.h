@@ -31,12 +31,5 @@ int allocrec_attach_wanted(int argc, char **argv);
  * what to do). */
 int allocrec_attach_main(int argc, char **argv, const allocrec_attach_env_t *env);
 
-/* --duration's argument (allocrec PROG and allocrec -p PID alike): 0 with
- * *ns, or the usage error's exit status with the message printed. */
-int allocrec_duration_arg(const char *arg, unsigned long long *ns);
-/* --time-every N and --time-unit NS into *out: 0, or the usage error's exit
- * status (printed). */
-int allocrec_time_every_arg(const char *arg, int *out);
-int allocrec_time_unit_arg(const char *arg, int *out);
 
 #endif /* AR_ALLOCREC_ATTACH_H */

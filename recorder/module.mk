@@ -36,7 +36,7 @@ $(REC_SHIM): $(REC_SHIM_OBJS)
 
 # allocrec itself is an ordinary tool.
 ALLOCREC_OBJS := $(call objs,recorder/allocrec.c recorder/allocrec_attach.c recorder/allocrec_gdb.c recorder/rec_ctl_dir.c \
-	recorder/allocrec_stream.c)
+	recorder/allocrec_stream.c recorder/allocrec_settings.c)
 $(ALLOCREC): $(ALLOCREC_OBJS) $(COMMON_LIB) $(TRACE_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
