@@ -6,7 +6,8 @@
 # recorder must say so once ("allocrr: ..."), and the trace on disk must be
 # readable and marked incomplete (verify 1: no footer), or, when not even its
 # header fits, not exist at all (never an unreadable file).
-#   tmpfs      a 256 KiB tmpfs (skipped, with the reason, if mount fails)
+#   tmpfs      a 128 KiB tmpfs (skipped, with the reason, if mount fails;
+#              the whole trace is 400-550 KB here, and once fitted 256 KiB)
 #   fsize      ulimit -f 64: the writer thread's write fails with EFBIG
 #   fsize0     ulimit -f 0: the header write, made on the program's main
 #              thread at start-up, fails
@@ -55,7 +56,7 @@ check() {
 
 for r in $(seq 1 $S); do
 	mkdir -p mnt
-	if mount -t tmpfs -o size=256k allocrr-torture "$W/mnt" 2>mount.err; then
+	if mount -t tmpfs -o size=128k allocrr-torture "$W/mnt" 2>mount.err; then
 		{ "$REC" -q -o "$W/mnt/t.zst" "$TP" "${ARGS[@]}"; echo $? >rc.txt; } >out.txt 2>err.txt
 		check "tmpfs $r" "$W/mnt/t.zst" "No space left on device" incomplete
 		umount "$W/mnt"
