@@ -170,6 +170,11 @@ grep -q -- "--time-every" bad.err || fail "-p --time-every=0: message does not n
 expect_eq "-p with --time-unit=100: usage error" $? 1
 grep -q -- "--time-unit" bad.err || fail "-p --time-unit=100: message does not name the option: $(cat bad.err)"
 "$REC" --help | grep -q -- '--time-unit=NS' && ok "--help names --time-unit" || fail "--help lacks --time-unit"
+# a setting's value given as a separate word before -p is not taken for PROG
+"$REC" --time-unit 64 --time-every 4 -p 2000000000 >bad.out 2>bad.err
+expect_eq "--time-unit 64 --time-every 4 -p BADPID: usage error" $? 1
+grep -q -- "-p takes a process id" bad.err && ok "separate-word settings before -p: attach parses them" ||
+	fail "separate-word settings before -p: $(cat bad.err)"
 
 # --- the time unit: 64 ns by default, --time-unit's, the shim's default for a
 # value it cannot use; every time a multiple of it, both readers agree ---
