@@ -88,19 +88,31 @@ typedef struct seglist {
 	uint64_t n, cap;
 } seglist_t;
 
+/* What a stream's events and ops touch, in one record: its segment being
+ * filled, encoded as its ops are emitted (n of hdr->seg_ops ops in `bytes`
+ * bytes at buf, the encoder's state st); g_last, the global op count after
+ * its last op; and its part of the schedule. */
+typedef struct strm {
+	uint8_t *buf;
+	uint32_t n, bytes;
+	ar_wl_enc_t st;
+	uint64_t g_last;
+	uint64_t last_ns;    /* time of its last event + 1, 0 before its first */
+	uint64_t spacing_ns; /* running mean of the time between two of its events
+			      * adjacent in sequence order; 0 before the first */
+	uint64_t pad;        /* to 64 bytes: an index is a shift */
+} strm_t;
+_Static_assert(sizeof(strm_t) == 64, "strm_t is indexed with a shift");
+
 typedef struct comp {
 	ar_wl_header_t *hdr;
 	ar_wl_header_t hdr_mem;
 	ar_wl_thread_t *thr;
-	/* Output: per stream the segment being filled, encoded as its ops are
-	 * emitted (npend[t] of hdr->seg_ops ops in pend_bytes[t] bytes at
-	 * pend[t], the encoder's state pend_st[t]), its segments written, its
-	 * prelude (held whole: one op per pre-existing block, written at the
-	 * end); the file, where the next segment goes, the digest so far, an
-	 * encoding buffer for the preludes. */
-	uint8_t **pend;
-	uint32_t *npend, *pend_bytes;
-	ar_wl_enc_t *pend_st;
+	/* Output: per stream the segment being filled (strm_t), its segments
+	 * written, its prelude (held whole: one op per pre-existing block,
+	 * written at the end); the file, where the next segment goes, the
+	 * digest so far, an encoding buffer for the preludes. */
+	strm_t *strm;
 	seglist_t *segs;
 	ar_wl_op_t **pre_ops;
 	int fd;
@@ -127,7 +139,6 @@ typedef struct comp {
 			  * more than one stream (with one it would be tfree[0]) */
 	flist_t *tfree;  /* per stream */
 	uint64_t gops;     /* ops emitted, all streams */
-	uint64_t *g_last;  /* per stream: gops after its last op */
 	uint64_t *sync_budget; /* per stream: SYNC ops it may still hold */
 	uint64_t *handoff_budget; /* per stream: exact hand-off SYNCs it may still hold */
 	uint32_t nthr;
@@ -136,9 +147,6 @@ typedef struct comp {
 	uint64_t eps_ns;       /* clock granularity: closer times are not ordered */
 	uint32_t run_thread;   /* stream of the current run, NONE32 before the first event */
 	uint64_t run_len;      /* its events so far */
-	uint64_t *last_ns;     /* per stream: time of its last event + 1, 0 before its first */
-	uint64_t *spacing_ns;  /* per stream: running mean of the time between two of its
-				* events adjacent in sequence order; 0 before the first */
 	ar_error_t *err;
 	const char *path;
 	int exclusive;   /* ar_wl_compile_opts_t.exclusive */
@@ -255,34 +263,45 @@ static int write_segment(comp_t *c, seglist_t *l, const ar_wl_op_t *ops, uint32_
  * Once per segment: out of line, so emit() stays small. */
 static __attribute__((noinline)) int flush_pending(comp_t *c, uint32_t t)
 {
-	if (c->npend[t] && write_encoded(c, &c->segs[t], c->pend[t], c->pend_bytes[t], c->npend[t]) != 0)
+	strm_t *p = &c->strm[t];
+	if (p->n && write_encoded(c, &c->segs[t], p->buf, p->bytes, p->n) != 0)
 		return -1;
-	c->npend[t] = c->pend_bytes[t] = 0;
-	c->pend_st[t] = (ar_wl_enc_t){ 0, 0 };
+	p->n = p->bytes = 0;
+	p->st = (ar_wl_enc_t){ 0, 0 };
 	return 0;
 }
 
 /* Append an op to stream t; returns its index in the stream, or -1 when
  * the output cannot be written (c->err says why). A block's dependency
  * (AR_WL_F_DEP) is not a step of the schedule: it leaves the counts the
- * window SYNCs go by alone. */
-static int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags, uint32_t slot,
-		    uint64_t size, uint64_t arg)
+ * window SYNCs go by alone. The header's per-kind and call counts are the
+ * streams' summed at the end (count_ops), not kept per op. Once or twice
+ * per event: inline. */
+static inline __attribute__((always_inline)) int64_t emit(comp_t *c, uint32_t t, unsigned kind, unsigned flags,
+							  uint32_t slot, uint64_t size, uint64_t arg)
 {
 	ar_wl_thread_t *th = &c->thr[t];
-	if (c->npend[t] == c->hdr->seg_ops && flush_pending(c, t) != 0)
+	strm_t *p = &c->strm[t];
+	if (__builtin_expect(p->n == c->hdr->seg_ops, 0) && flush_pending(c, t) != 0)
 		return -1;
-	uint8_t *at = c->pend[t] + c->pend_bytes[t];
-	c->pend_bytes[t] = (uint32_t)(ar_wl_encode_op(&c->pend_st[t], kind, flags, slot, size, arg, at) -
-				      c->pend[t]);
-	c->npend[t]++;
+	p->bytes = (uint32_t)(ar_wl_encode_op(&p->st, kind, flags, slot, size, arg, p->buf + p->bytes) - p->buf);
+	p->n++;
 	th->ops_by_kind[kind]++;
-	c->hdr->ops_by_kind[kind]++;
 	if (!(flags & AR_WL_F_DEP))
-		c->g_last[t] = ++c->gops;
-	if (kind < AR_WL_NCALLS)
-		c->hdr->calls++;
+		p->g_last = ++c->gops;
 	return (int64_t)th->nops++;
+}
+
+/* The header's op counts: every op emit() wrote is counted in its stream's
+ * ops_by_kind, and the heap calls are the kinds below AR_WL_NCALLS. */
+static void count_ops(comp_t *c)
+{
+	for (uint32_t t = 0; t < c->nthr; t++)
+		for (unsigned k = 0; k < AR_WL_NKINDS; k++) {
+			c->hdr->ops_by_kind[k] += c->thr[t].ops_by_kind[k];
+			if (k < AR_WL_NCALLS)
+				c->hdr->calls += c->thr[t].ops_by_kind[k];
+		}
 }
 
 static int dep_emit(comp_t *c, uint32_t t, const cslot_t *sl);
@@ -309,7 +328,7 @@ static int dep_emit(comp_t *c, uint32_t t, const cslot_t *sl)
 }
 
 /* Record that op idx of stream t works on slot s. */
-static void link_op(comp_t *c, uint32_t t, uint32_t s, uint64_t idx)
+static inline void link_op(comp_t *c, uint32_t t, uint32_t s, uint64_t idx)
 {
 	cslot_t *sl = &c->slots[s];
 	sl->last_thread = t;
@@ -317,10 +336,15 @@ static void link_op(comp_t *c, uint32_t t, uint32_t s, uint64_t idx)
 }
 
 /* Doubly linked FIFO helpers over the slot array; g selects which pair of
- * links (per-thread or global) a list uses. */
+ * links (per-thread or global) a list uses. Nothing is ever inserted
+ * before a list's head (pushes go to the tail), so a head leaves its list
+ * as its head, and its prev link is never read: removing the head leaves
+ * the next slot's prev link stale instead of writing it. That spares a
+ * store into the next-oldest free slot's record, which is rarely in the
+ * cache, on every reuse. Every slot but the head has a valid prev link. */
 #define LINKS(c, s, g) ((g) ? (c)->slots[s].gl : (c)->slots[s].tl) /* [0]=prev [1]=next */
 
-static void fl_push(comp_t *c, flist_t *l, uint32_t s, int g)
+static inline void fl_push(comp_t *c, flist_t *l, uint32_t s, int g)
 {
 	uint32_t *k = LINKS(c, s, g);
 	k[0] = l->tail;
@@ -332,13 +356,16 @@ static void fl_push(comp_t *c, flist_t *l, uint32_t s, int g)
 	l->tail = s;
 }
 
-static void fl_remove(comp_t *c, flist_t *l, uint32_t s, int g)
+static inline void fl_remove(comp_t *c, flist_t *l, uint32_t s, int g)
 {
 	uint32_t *k = LINKS(c, s, g);
-	if (k[0] == NONE32)
+	if (l->head == s) {
 		l->head = k[1];
-	else
-		LINKS(c, k[0], g)[1] = k[1];
+		if (k[1] == NONE32)
+			l->tail = NONE32;
+		return;
+	}
+	LINKS(c, k[0], g)[1] = k[1];
 	if (k[1] == NONE32)
 		l->tail = k[0];
 	else
@@ -352,7 +379,7 @@ static uint32_t slot_new(comp_t *c);
  * that was at least AR_WL_REUSE_DISTANCE events ago (a dependency that is
  * almost always already satisfied in replay), else a new slot. Returns
  * NONE32 when memory is short. */
-static uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
+static inline __attribute__((always_inline)) uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
 {
 	uint32_t h = c->tfree[t].head;
 	if (h == NONE32 && c->gfree.head != NONE32 &&
@@ -367,8 +394,9 @@ static uint32_t slot_get(comp_t *c, uint32_t t, uint64_t seq)
 	return slot_new(c);
 }
 
-/* A slot never used before, or NONE32 when memory is short. */
-static uint32_t slot_new(comp_t *c)
+/* A slot never used before, or NONE32 when memory is short. Once per slot:
+ * out of line. */
+static __attribute__((noinline)) uint32_t slot_new(comp_t *c)
 {
 	if (c->nslots == NONE32 - 1)
 		return NONE32;
@@ -388,7 +416,7 @@ static uint32_t slot_new(comp_t *c)
 
 /* Slot s was released by its last op (which ran on stream last_thread);
  * the live set no longer has its block. */
-static void slot_release(comp_t *c, uint32_t s, uint64_t seq)
+static inline __attribute__((always_inline)) void slot_release(comp_t *c, uint32_t s, uint64_t seq)
 {
 	cslot_t *sl = &c->slots[s];
 	sl->live = 0;
@@ -457,21 +485,25 @@ static int acquire(comp_t *c, const ar_event_t *e, uint32_t s)
 	return 0;
 }
 
-static int kind_of(unsigned op)
+/* The workload kind of a trace op plus one; 0 for an op replay does not
+ * know (a code the header's op table names). A table: one load per event. */
+static const uint8_t kinds1[256] = {
+	[AR_OP_MALLOC] = AR_WL_MALLOC + 1,
+	[AR_OP_CALLOC] = AR_WL_CALLOC + 1,
+	[AR_OP_REALLOC] = AR_WL_REALLOC + 1,
+	[AR_OP_REALLOCARRAY] = AR_WL_REALLOCARRAY + 1,
+	[AR_OP_FREE] = AR_WL_FREE + 1,
+	[AR_OP_POSIX_MEMALIGN] = AR_WL_POSIX_MEMALIGN + 1,
+	[AR_OP_ALIGNED_ALLOC] = AR_WL_ALIGNED_ALLOC + 1,
+	[AR_OP_MEMALIGN] = AR_WL_MEMALIGN + 1,
+	[AR_OP_VALLOC] = AR_WL_VALLOC + 1,
+	[AR_OP_PVALLOC] = AR_WL_PVALLOC + 1,
+};
+
+/* The workload kind of a trace op, or -1 when replay does not know it. */
+static inline int kind_of(uint8_t op)
 {
-	switch (op) {
-	case AR_OP_MALLOC: return AR_WL_MALLOC;
-	case AR_OP_CALLOC: return AR_WL_CALLOC;
-	case AR_OP_REALLOC: return AR_WL_REALLOC;
-	case AR_OP_REALLOCARRAY: return AR_WL_REALLOCARRAY;
-	case AR_OP_FREE: return AR_WL_FREE;
-	case AR_OP_POSIX_MEMALIGN: return AR_WL_POSIX_MEMALIGN;
-	case AR_OP_ALIGNED_ALLOC: return AR_WL_ALIGNED_ALLOC;
-	case AR_OP_MEMALIGN: return AR_WL_MEMALIGN;
-	case AR_OP_VALLOC: return AR_WL_VALLOC;
-	case AR_OP_PVALLOC: return AR_WL_PVALLOC;
-	default: return -1;
-	}
+	return (int)kinds1[op] - 1;
 }
 
 #define FULL() (c->err->code ? c->err->code : errf(c, AR_EIO, "the workload cannot be written"))
@@ -485,11 +517,12 @@ static int kind_of(unsigned op)
  * hand-off), or NONE32. */
 static void sync_before(comp_t *c, uint32_t t, uint32_t handed)
 {
-	if (c->gops - c->g_last[t] < AR_WL_SYNC_WINDOW || c->g_last[t] == 0)
+	uint64_t mine = c->strm[t].g_last;
+	if (c->gops - mine < AR_WL_SYNC_WINDOW || mine == 0)
 		return;
 	for (uint32_t u = 0; u < c->nthr; u++) {
 		uint64_t done = c->thr[u].nops;
-		if (u == t || u == handed || c->g_last[u] <= c->g_last[t] ||
+		if (u == t || u == handed || c->strm[u].g_last <= mine ||
 		    done <= AR_WL_SYNC_WINDOW)
 			continue;
 		if (c->sync_budget[t] == 0) {
@@ -509,7 +542,7 @@ static void sync_before(comp_t *c, uint32_t t, uint32_t handed)
  * clock's granularity. */
 static int resumer_was_idle(const comp_t *c, uint32_t t, const ar_event_t *e)
 {
-	uint64_t prev = c->last_ns[t], sp = c->spacing_ns[t];
+	uint64_t prev = c->strm[t].last_ns, sp = c->strm[t].spacing_ns;
 	if (c->run_len < AR_WL_HANDOFF_IDLE_RUN || !prev || !sp || e->time_ns < prev - 1)
 		return 0;
 	uint64_t pause = e->time_ns - (prev - 1);
@@ -559,19 +592,19 @@ static uint32_t schedule_event(comp_t *c, uint32_t t, const ar_event_t *e)
 			/* A time is read after the seq is taken (SPEC 4), so it may be
 			 * late (the thread was preempted in between), never early: the
 			 * next event's time bounds the run's last one too. */
-			if (e->time_ns < c->last_ns[a] - 1)
-				c->last_ns[a] = e->time_ns + 1;
+			if (e->time_ns < c->strm[a].last_ns - 1)
+				c->strm[a].last_ns = e->time_ns + 1;
 		}
 		c->run_thread = t;
 		c->run_len = 0;
-	} else if (c->last_ns[t] && e->time_ns >= c->last_ns[t] - 1) {
+	} else if (c->strm[t].last_ns && e->time_ns >= c->strm[t].last_ns - 1) {
 		/* t's usual spacing: a running mean (1/8 weight), in ns; the +1
 		 * keeps it above 0, which means "not known yet" */
-		uint64_t g = e->time_ns - (c->last_ns[t] - 1), sp = c->spacing_ns[t];
-		c->spacing_ns[t] = sp ? sp - sp / 8 + g / 8 + 1 : g + 1;
+		uint64_t g = e->time_ns - (c->strm[t].last_ns - 1), sp = c->strm[t].spacing_ns;
+		c->strm[t].spacing_ns = sp ? sp - sp / 8 + g / 8 + 1 : g + 1;
 	}
 	c->run_len++;
-	c->last_ns[t] = e->time_ns + 1;
+	c->strm[t].last_ns = e->time_ns + 1;
 	return handed;
 }
 
@@ -807,10 +840,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 		seg_ops /= 2;
 	c->hdr->seg_ops = seg_ops;
 	c->thr = calloc(n, sizeof *c->thr);
-	c->pend = calloc(n, sizeof *c->pend);
-	c->npend = calloc(n, sizeof *c->npend);
-	c->pend_bytes = calloc(n, sizeof *c->pend_bytes);
-	c->pend_st = calloc(n, sizeof *c->pend_st);
+	c->strm = calloc(n, sizeof *c->strm);
 	c->segs = calloc(n, sizeof *c->segs);
 	c->pre_ops = calloc(n, sizeof *c->pre_ops);
 	c->enc = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
@@ -819,7 +849,7 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 	if (c->tfree)
 		memset(c->tfree, 0xff, n * sizeof *c->tfree);
 	int rc = 0;
-	if (!c->thr || !c->pend || !c->npend || !c->pend_bytes || !c->pend_st || !c->segs || !c->pre_ops || !c->enc || !c->md || !c->tfree ||
+	if (!c->thr || !c->strm || !c->segs || !c->pre_ops || !c->enc || !c->md || !c->tfree ||
 	    EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	} else {
@@ -828,19 +858,16 @@ static int open_output(comp_t *c, ar_reader_t *r, const char *out_path)
 			c->thr[i].trace_index = ti ? ti->index : 0;
 			/* the prelude comes first, filled by the second pass */
 			c->thr[i].prelude_ops = c->thr[i].nops = c->pre_count[i];
-			c->pend[i] = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
+			c->strm[i].buf = malloc((size_t)seg_ops * AR_WL_OP_MAX_BYTES);
 			if (c->pre_count[i])
 				c->pre_ops[i] = calloc(c->pre_count[i], sizeof(ar_wl_op_t));
-			if (!c->pend[i] || (c->pre_count[i] && !c->pre_ops[i]))
+			if (!c->strm[i].buf || (c->pre_count[i] && !c->pre_ops[i]))
 				rc = errf(c, AR_ENOMEM, "out of memory");
 		}
 	}
 	free(tis);
-	c->g_last = calloc(n, sizeof *c->g_last);
-	c->last_ns = calloc(n, sizeof *c->last_ns);
-	c->spacing_ns = calloc(n, sizeof *c->spacing_ns);
 	c->sync_budget = malloc(n * sizeof *c->sync_budget);
-	if (!c->g_last || !c->last_ns || !c->spacing_ns || !c->sync_budget)
+	if (!c->sync_budget)
 		rc = errf(c, AR_ENOMEM, "out of memory");
 	for (uint32_t i = 0; rc == 0 && i < n; i++)
 		c->sync_budget[i] = sync_budget(events, n);
@@ -1046,7 +1073,10 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 			rc = errf(&c, AR_ENOMEM, "out of memory for the address table");
 			goto out;
 		}
-		sync_before(&c, t, schedule_event(&c, t, e));
+		/* One stream never switches: the schedule's state is read only at
+		 * a switch, and there is no other stream to wait for. */
+		if (c.nthr > 1)
+			sync_before(&c, t, schedule_event(&c, t, e));
 		if ((rc = process(&c, t, e)) != 0 || (c.io_failed && (rc = c.err->code ? c.err->code : AR_EIO)))
 			goto out;
 		k++;
@@ -1078,6 +1108,7 @@ int ar_wl_compile_opts(const char *trace_path, const char *out_path, const char 
 				       "(a compiler bug, or out of slots)");
 		goto out;
 	}
+	count_ops(&c);
 	c.hdr->trace_status = more < 0 ? AR_STATUS_CORRUPT : (uint32_t)ar_reader_status(r);
 	c.hdr->events = k;
 	c.hdr->lost_blocks = c.live.displaced;
@@ -1102,17 +1133,14 @@ out:
 	if (rc && c.created)
 		unlink(out_path);
 	for (uint32_t t = 0; t < c.nthr; t++) {
-		if (c.pend)
-			free(c.pend[t]);
+		if (c.strm)
+			free(c.strm[t].buf);
 		if (c.segs)
 			free(c.segs[t].v);
 		if (c.pre_ops)
 			free(c.pre_ops[t]);
 	}
-	free(c.pend);
-	free(c.npend);
-	free(c.pend_bytes);
-	free(c.pend_st);
+	free(c.strm);
 	free(c.segs);
 	free(c.pre_ops);
 	free(c.thr);
@@ -1123,9 +1151,6 @@ out:
 	free(c.tmap);
 	free(c.tsorted);
 	free(c.tfree);
-	free(c.g_last);
-	free(c.last_ns);
-	free(c.spacing_ns);
 	free(c.sync_budget);
 	free(c.handoff_budget);
 	free(c.pre_count);

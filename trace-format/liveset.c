@@ -100,39 +100,54 @@ uint64_t ar_liveset_live_bytes(const ar_liveset_t *ls)
 	return saturated(ls->live_exact);
 }
 
+/* The trace hands out the address of the live block at tab[i] again: the
+ * older block is gone (displaced: reported, then overwritten in place).
+ * Rare (a lost free), so out of make_live's way. */
+static __attribute__((noinline, cold)) void displace(ar_liveset_t *ls, uint64_t i)
+{
+	ar_live_t old = ls->tab[i];
+	ls->live_exact -= old.bytes;
+	ls->len--;
+	ls->displaced++;
+	ls->displaced_exact += old.bytes;
+	if (ls->released)
+		ls->released(ls->ctx, &old, NULL);
+}
+
+/* make_live's peak once a window's pre-existing block was released (see
+ * the invariants above); out of the common path. */
+static __attribute__((noinline)) void window_peak(ar_liveset_t *ls, uint64_t seq)
+{
+	__int128 w = (__int128)ls->live_exact - (__int128)ls->preexisting_exact;
+	if (w > ls->peak_window) {
+		ls->peak_window = w;
+		ls->peak_seq = seq;
+	}
+	ls->peak_live_bytes = saturated((unsigned __int128)((__int128)ls->preexisting_exact + ls->peak_window));
+}
+
 /* The block b is live from seq on. One probe: a block still live at its
- * address is displaced (reported, then overwritten in place). */
+ * address is displaced. The common path (no displacement, no pre-existing
+ * block released yet) is kept short: it runs once per allocation. */
 static inline __attribute__((always_inline)) int make_live(ar_liveset_t *ls, const ar_live_t *b, uint64_t seq)
 {
 	if (reserve(ls))
 		return AR_ENOMEM;
 	ar_live_t *tab = ls->tab;
 	uint64_t i = live_pos(tab, ls->cap - 1, NULL, b->ptr);
-	if (tab[i].ptr) { /* the trace hands out a live address again: the older block is gone */
-		ar_live_t old = tab[i];
-		ls->live_exact -= old.bytes;
-		ls->len--;
-		ls->displaced++;
-		ls->displaced_exact += old.bytes;
-		if (ls->released)
-			ls->released(ls->ctx, &old, NULL);
-	}
+	if (__builtin_expect(tab[i].ptr != 0, 0))
+		displace(ls, i);
 	tab[i] = *b;
 	ls->len++;
 	ls->live_exact += b->bytes;
-	if (!ls->preexisting_blocks) { /* the common case: the heap is live_exact */
+	if (__builtin_expect(!ls->preexisting_blocks, 1)) { /* the common case: the heap is live_exact */
 		uint64_t live = saturated(ls->live_exact);
 		if (live > ls->peak_live_bytes) {
 			ls->peak_live_bytes = live;
 			ls->peak_seq = seq;
 		}
 	} else {
-		__int128 w = (__int128)ls->live_exact - (__int128)ls->preexisting_exact;
-		if (w > ls->peak_window) {
-			ls->peak_window = w;
-			ls->peak_seq = seq;
-		}
-		ls->peak_live_bytes = saturated((unsigned __int128)((__int128)ls->preexisting_exact + ls->peak_window));
+		window_peak(ls, seq);
 	}
 	if (ls->acquired)
 		ls->acquired(ls->ctx, b);
@@ -204,29 +219,32 @@ static void release_preexisting(ar_liveset_t *ls, uint64_t ptr, const ar_event_t
 	}
 }
 
+/* ar_liveset_release of an address not live: a window's pre-existing
+ * block, else an unknown release. Returns 0. */
+static __attribute__((noinline)) int release_absent(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by)
+{
+	if (ls->window && by && by->old_size)
+		release_preexisting(ls, ptr, by);
+	else
+		ls->unknown_releases++;
+	return 0;
+}
+
 int ar_liveset_release(ar_liveset_t *ls, uint64_t ptr, const ar_event_t *by, ar_live_t *out)
 {
 	if (!ptr)
 		return 0;
 	uint64_t i = slot_of(ls, ptr);
-	if (i >= ls->cap) {
-		if (ls->window && by && by->old_size) {
-			release_preexisting(ls, ptr, by);
-			return 0;
-		}
-		ls->unknown_releases++;
-		return 0;
-	}
-	uint64_t bytes = ls->tab[i].bytes, tag = ls->tab[i].tag;
+	if (__builtin_expect(i >= ls->cap, 0))
+		return release_absent(ls, ptr, by);
+	ar_live_t b = ls->tab[i];
 	live_remove_at(ls->tab, ls->cap - 1, NULL, i);
 	ls->len--;
-	ls->live_exact -= bytes;
+	ls->live_exact -= b.bytes;
 	if (out)
-		*out = (ar_live_t){ptr, bytes, tag};
-	if (ls->released) {
-		ar_live_t b = {ptr, bytes, tag};
+		*out = b;
+	if (ls->released)
 		ls->released(ls->ctx, &b, by);
-	}
 	return 1;
 }
 
