@@ -273,20 +273,30 @@ static uint64_t cursor_key(const ar_reader_t *r, uint32_t i)
 
 static void heap_down(ar_reader_t *r, uint32_t pos)
 {
-	uint32_t *h = r->heap, n = r->heap_len;
+	struct ar_heap_ent *h = r->heap;
+	uint32_t n = r->heap_len;
 	for (;;) {
 		uint32_t l = 2 * pos + 1, m = pos;
-		if (l < n && cursor_key(r, h[l]) < cursor_key(r, h[m]))
+		if (l < n && h[l].key < h[m].key)
 			m = l;
-		if (l + 1 < n && cursor_key(r, h[l + 1]) < cursor_key(r, h[m]))
+		if (l + 1 < n && h[l + 1].key < h[m].key)
 			m = l + 1;
 		if (m == pos)
 			return;
-		uint32_t t = h[pos];
+		struct ar_heap_ent t = h[pos];
 		h[pos] = h[m];
 		h[m] = t;
 		pos = m;
 	}
+}
+
+/* The head cursor changed (its next event or block, or it was replaced by
+ * the last entry): its key again, then its place. */
+static void head_changed(ar_reader_t *r)
+{
+	if (r->heap_len)
+		r->heap[0].key = cursor_key(r, r->heap[0].cur);
+	heap_down(r, 0);
 }
 
 static int merged_start(ar_reader_t *r)
@@ -298,7 +308,7 @@ static int merged_start(ar_reader_t *r)
 	for (uint32_t i = 0; i < r->nthreads; i++) {
 		r->curs[i].block = r->threads[i].first_block;
 		if (r->curs[i].block >= 0)
-			r->heap[r->heap_len++] = i;
+			r->heap[r->heap_len++] = (struct ar_heap_ent){cursor_key(r, i), i};
 	}
 	for (uint32_t i = r->heap_len / 2; i-- > 0;)
 		heap_down(r, i);
@@ -316,8 +326,7 @@ static __attribute__((noinline)) int merged_next_slow(ar_reader_t *r, ar_event_t
 	if (!r->merged_started && (rc = merged_start(r)))
 		return r->iter_error = rc;
 	while (r->heap_len) {
-		uint32_t i = r->heap[0];
-		cursor_t *c = &r->curs[i];
+		cursor_t *c = &r->curs[r->heap[0].cur];
 		if (!c->has_ev) {
 			/* The head has an undecoded block: open it and take its
 			 * first event, whose seq equals the key it was ordered by. */
@@ -330,7 +339,7 @@ static __attribute__((noinline)) int merged_next_slow(ar_reader_t *r, ar_event_t
 					cursor_release(c);
 					r->heap[0] = r->heap[--r->heap_len];
 				}
-				heap_down(r, 0);
+				head_changed(r);
 				continue;
 			}
 		}
@@ -350,7 +359,7 @@ static __attribute__((noinline)) int merged_next_slow(ar_reader_t *r, ar_event_t
 			cursor_release(c);
 			r->heap[0] = r->heap[--r->heap_len];
 		}
-		heap_down(r, 0);
+		head_changed(r);
 		return 1;
 	}
 	return 0;
@@ -361,11 +370,12 @@ int ar_reader_next_merged(ar_reader_t *r, ar_event_t *e)
 	/* The common event: the head cursor holds its next event, in order,
 	 * and the one after it decodes inline from the same block. */
 	if (__builtin_expect(r->merged_started && r->heap_len && !r->iter_error, 1)) {
-		cursor_t *c = &r->curs[r->heap[0]];
+		cursor_t *c = &r->curs[r->heap[0].cur];
 		if (__builtin_expect(c->has_ev && c->ev.seq > r->last_merged_seq && c->dec.seen, 1)) {
 			*e = c->ev;
 			if (__builtin_expect(ar_evdec_fast(&c->dec, &c->ev), 1)) {
 				r->last_merged_seq = e->seq;
+				r->heap[0].key = c->ev.seq;
 				if (r->heap_len > 1)
 					heap_down(r, 0);
 				return 1;

@@ -94,7 +94,13 @@ struct ar_reader {
 	/* iteration */
 	cursor_t file_cur;
 	cursor_t *curs;     /* merged: one per thread with events */
-	uint32_t *heap;     /* indices into curs, min-heap on next seq */
+	/* merged: a min-heap of the cursors on the seq that orders them, the
+	 * key beside the index so that sifting reads one array, not the
+	 * cursors (each on lines of its own) */
+	struct ar_heap_ent {
+		uint64_t key; /* cursor_key(cur) as of the cursor's last change */
+		uint32_t cur; /* index into curs */
+	} *heap;
 	uint32_t heap_len;
 	int merged_started;
 	uint64_t last_merged_seq;
