@@ -1,7 +1,8 @@
 /*
  * allocrec_attach.c — recording a process that is already running:
  *
- *   allocrec -p PID [--duration S] [-o FILE] [--stacks[=N]] [--level N] [-q]
+ *   allocrec -p PID [--duration S] [-o FILE] [--stacks[=N]] [--level N] [--time-every N]
+ *               [--time-unit NS] [-q]
  *   allocrec --detach PID
  *
  * -p checks that the process can be entered (ours, dynamically linked, not

@@ -26,7 +26,7 @@ typedef struct allocrec_attach_env {
 int allocrec_attach_wanted(int argc, char **argv);
 
 /* Run allocrec -p PID [--duration S] [-o FILE] [--stacks[=N]] [--level N]
- * [-q], or allocrec --detach PID. Returns the exit status: 0, 1 for a usage
+ * [--time-every N] [--time-unit NS] [-q], or allocrec --detach PID. Returns the exit status: 0, 1 for a usage
  * error, 2 when attaching was refused or failed (a message says why and
  * what to do). */
 int allocrec_attach_main(int argc, char **argv, const allocrec_attach_env_t *env);
