@@ -42,6 +42,16 @@ static void json_figure(const char *key, int has, uint64_t v)
 		printf(",\"%s\":null", key);
 }
 
+/* A figure the trace says it measured (a flag beside it), where 0 is a
+ * reading: a short run's system CPU time is often 0 µs. */
+static void json_measured(const char *key, int has, uint64_t v)
+{
+	if (has)
+		printf(",\"%s\":%" PRIu64, key, v);
+	else
+		printf(",\"%s\":null", key);
+}
+
 /* SPEC 6.7: why a bounded recording stopped. */
 static const char *stop_name(uint64_t why)
 {
@@ -86,14 +96,14 @@ static void json_process(const ar_reader_t *r)
 	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
 	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
 	int cpu = has && p->has_cpu;
-	json_figure("cpu_user_ns", cpu, cpu ? p->cpu_user_ns : 0);
-	json_figure("cpu_sys_ns", cpu, cpu ? p->cpu_sys_ns : 0);
+	json_measured("cpu_user_ns", cpu, cpu ? p->cpu_user_ns : 0);
+	json_measured("cpu_sys_ns", cpu, cpu ? p->cpu_sys_ns : 0);
 	int rcpu = cpu && p->has_recorder_cpu;
-	json_figure("recorder_writer_cpu_ns", rcpu, rcpu ? p->recorder_writer_cpu_ns : 0);
-	json_figure("recorder_calls_cpu_ns", rcpu, rcpu ? p->recorder_calls_cpu_ns : 0);
+	json_measured("recorder_writer_cpu_ns", rcpu, rcpu ? p->recorder_writer_cpu_ns : 0);
+	json_measured("recorder_calls_cpu_ns", rcpu, rcpu ? p->recorder_calls_cpu_ns : 0);
 	int scpu = cpu && p->has_cpu_start;
-	json_figure("cpu_user_start_ns", scpu, scpu ? p->cpu_user_start_ns : 0);
-	json_figure("cpu_sys_start_ns", scpu, scpu ? p->cpu_sys_start_ns : 0);
+	json_measured("cpu_user_start_ns", scpu, scpu ? p->cpu_user_start_ns : 0);
+	json_measured("cpu_sys_start_ns", scpu, scpu ? p->cpu_sys_start_ns : 0);
 	json_figure("machine_busy_ns", has, has ? p->machine_busy_ns : 0);
 	json_figure("machine_cpus", has, has ? p->machine_cpus : 0);
 	printf(",\"rss_samples\":%u", ar_reader_rss_count(r));
