@@ -213,7 +213,7 @@ static void read_config(void)
 	int every = setting_int("ALLOCRR_TIME_EVERY", REC_TIME_EVERY_DEFAULT);
 	rec_cfg.time_every = every >= 1 && every <= REC_TIME_EVERY_MAX ? (unsigned)every : REC_TIME_EVERY_DEFAULT;
 	int unit = setting_int("ALLOCRR_TIME_UNIT", REC_TIME_UNIT_DEFAULT_NS);
-	rec_cfg.time_unit_ns = unit > 0 && ar_time_unit_ok((uint64_t)unit) ? (unsigned)unit : REC_TIME_UNIT_DEFAULT_NS;
+	rec_cfg.time_unit_ns = ar_time_unit_ok((uint64_t)unit) ? (unsigned)unit : REC_TIME_UNIT_DEFAULT_NS;
 	rec_cfg.max_size = env_u64("ALLOCRR_MAX_SIZE");
 	rec_cfg.duration_ns = env_u64("ALLOCRR_DURATION_NS");
 	rec_cfg.rotate = env_u64("ALLOCRR_ROTATE");

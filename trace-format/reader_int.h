@@ -94,9 +94,10 @@ struct ar_reader {
 	/* iteration */
 	cursor_t file_cur;
 	cursor_t *curs;     /* merged: one per thread with events */
-	/* merged: a min-heap of the cursors on the seq that orders them, the
-	 * key beside the index so that sifting reads one array, not the
-	 * cursors (each on lines of its own) */
+	/* merged: the cursors with the least seq that orders them at [0]
+	 * (a min-heap above MERGE_SCAN_MAX of them, iter.c), the key beside
+	 * the index so that ordering reads one array, not the cursors (each
+	 * on lines of its own) */
 	struct ar_heap_ent {
 		uint64_t key; /* cursor_key(cur) as of the cursor's last change */
 		uint32_t cur; /* index into curs */
