@@ -163,6 +163,7 @@ DEMO_SERVER := $(BUILD)/traces/demo_server
 BENCH_FORMAT := $(BUILD)/bin/bench_format
 BENCH_REC := $(BUILD)/bin/bench_rec_workload
 BENCH_STAMP_SIM := $(BUILD)/bin/bench_stamp_sim
+BENCH_PTR_CODES := $(BUILD)/bin/bench_ptr_codes
 REC_TRACECHECK := $(BUILD)/tests/progs/rec_tracecheck
 
 # Each module adds its part; the order does not matter (see above).

@@ -11,6 +11,13 @@ $(BENCH_STAMP_SIM): bench/rec/stamp_sim.c recorder/rec_stamp.h $(TRACE_LIB) | $(
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_OUR) -Irecorder $(LDFLAGS_OUR) -o $@ $< $(TRACE_LDLIBS)
 
+# What the pointer column would weigh under other reference codings
+# (bench/rec/ptr_codes.c; docs/BENCHMARKS.md, "pointer codes").
+$(BENCH_PTR_CODES): bench/rec/ptr_codes.c $(TRACE_LIB) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_OUR) $(LDFLAGS_OUR) -o $@ $< $(TRACE_LDLIBS)
+
 .PHONY: bench-rec
 bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(BUILD)/bin/bench_replay_compile $(DEMO_SERVER) $(ALLOCREC) $(REC_SHIM) $(REC_TRACECHECK)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/run.sh
@@ -20,5 +27,5 @@ bench-rec: $(BENCH_REC) $(BENCH_STAMP_SIM) $(BUILD)/bin/bench_replay_compile $(D
 bench-rec-size: $(ALLOCREC) $(REC_SHIM) $(ALLOCTRACE)
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/rec/sizes.sh
 
-ALL_TARGETS += $(BENCH_REC) $(BENCH_STAMP_SIM)
+ALL_TARGETS += $(BENCH_REC) $(BENCH_STAMP_SIM) $(BENCH_PTR_CODES)
 BENCHES += bench-rec bench-rec-size
