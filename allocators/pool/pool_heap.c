@@ -62,7 +62,6 @@ typedef struct pool_class {
 	char *ready;                /* pages below this are faulted in (carve) */
 	uint64_t carved;            /* blocks ever carved from chunks */
 	uint64_t chunks;
-	char *slice, *slice_end;     /* the class's unused part of the reserved range */
 	uint32_t size;
 } __attribute__((aligned(64))) pool_class_t;
 
@@ -72,22 +71,45 @@ static pool_class_t classes[AR_SC_COUNT];
 ar_pool_region_t ar_pool_region;
 ar_pool_geometry_t ar_pool_geometry[AR_SC_COUNT] __attribute__((aligned(64)));
 
+/* How much of the reserved range chunks have taken (may run past its end:
+ * those asking then map chunks elsewhere). */
+static _Atomic uintptr_t region_used;
+
 static void reserve_region(unsigned nclasses)
 {
 	size_t csize = ar_chunk_size();
-	size_t slice = (size_t)1 << AR_POOL_SLICE_SHIFT, len = slice * nclasses;
-	if (csize > slice)
+	size_t len = (size_t)nclasses << AR_POOL_SLICE_SHIFT;
+	if (csize > ((size_t)1 << AR_POOL_SLICE_SHIFT))
 		return; /* every chunk is found through its header */
-	char *base = ar_os_reserve(len, slice);
-	if (!base)
+	/* a byte per chunk, faulted in as chunks are cut */
+	size_t table = ar_align_up(len / csize, ar_page_size);
+	uint8_t *class_of = ar_os_map(table);
+	char *base = class_of ? ar_os_reserve(len, csize) : NULL;
+	if (!base) {
+		if (class_of)
+			ar_os_unmap(class_of, table);
 		return; /* every chunk is found through its header */
-	for (unsigned i = 0; i < nclasses; i++) {
-		classes[i].slice = base + i * slice;
-		classes[i].slice_end = classes[i].slice + slice;
 	}
+	ar_pool_region.class_of = class_of;
+	ar_pool_region.chunk_shift = (unsigned)__builtin_ctzll(csize);
 	ar_pool_region.in_chunk = csize - 1;
 	ar_pool_region.len = len;
 	ar_pool_region.base = (uintptr_t)base;
+}
+
+/* The next chunk of the reserved range, committed and named class cls, or
+ * NULL when there is no range, it is used up or the kernel refuses. */
+static ar_pool_chunk_t *chunk_from_region(unsigned cls, size_t csize)
+{
+	if (!ar_pool_region.base)
+		return NULL;
+	uintptr_t at = atomic_fetch_add_explicit(&region_used, csize, memory_order_relaxed);
+	if (at >= ar_pool_region.len || ar_os_commit((char *)ar_pool_region.base + at, csize))
+		return NULL;
+	/* Before any block of the chunk is handed out: whoever frees one got
+	 * it through the class's lock or lists, after this store. */
+	((uint8_t *)ar_pool_region.class_of)[at >> ar_pool_region.chunk_shift] = (uint8_t)cls;
+	return (ar_pool_chunk_t *)((char *)ar_pool_region.base + at);
 }
 
 #if POOL_LIST_CAS
@@ -116,11 +138,7 @@ void ar_pool_heap_init(size_t max_size)
 static int grow(pool_class_t *k, unsigned cls)
 {
 	size_t csize = ar_chunk_size();
-	ar_pool_chunk_t *c = NULL;
-	if (k->slice != k->slice_end && ar_os_commit(k->slice, csize) == 0) {
-		c = (ar_pool_chunk_t *)k->slice;
-		k->slice += csize;
-	}
+	ar_pool_chunk_t *c = chunk_from_region(cls, csize);
 	if (!c)
 		c = ar_os_map_aligned(csize, csize);
 	if (!c)

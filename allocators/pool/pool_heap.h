@@ -71,23 +71,34 @@ void ar_pool_free_batch(unsigned cls, void *head, void *tail, unsigned n);
  * Chunk headers sit at chunk boundaries, so every header maps to the same
  * L1 set (set 0 of 64) as every other header and every page-aligned datum
  * of the program: with more than eight chunks in use a free that read the
- * header missed L1 once in four calls on A (callgrind). Instead each class
- * cuts its chunks from its own slice of one reserved range (ar_os_reserve):
- * the class is (p - base) >> shift, and the block geometry comes from a
- * small table that stays in cache. Chunks mapped outside the range (the
- * range refused, or a class past its slice) are found through the header
- * as before. The headers are still written: realloc, malloc_usable_size and
+ * header missed L1 once in four calls on A (callgrind). Instead chunks are
+ * cut, in the order classes ask for them, from one reserved range
+ * (ar_os_reserve), and a byte per chunk of the range names its class: the
+ * class is class_of[(p - base) >> chunk_shift], the block geometry comes
+ * from a small table, and both stay in cache. Chunks mapped outside the
+ * range (the range refused or used up) are found through the header as
+ * before. The headers are still written: realloc, malloc_usable_size and
  * the invalid-pointer check read them.
+ *
+ * Why not a slice of the range per class, the class then being (p - base)
+ * >> shift with no table: the program's own data is then spread over one
+ * region per class, 128 MiB apart, instead of lying in adjacent chunks.
+ * Measured on perl (bench/fidelity/perl_churn.pl, 21 interleaved real runs,
+ * docs/BENCHMARKS.md): CPU time 1.14x glibc's with slices, 0.97x with the
+ * chunks side by side, while the allocator's own calls were as fast in
+ * both; perf put the difference in perl's own code, which callgrind's
+ * cache model (no TLB) does not reproduce.
  */
 typedef struct ar_pool_region {
-	uintptr_t base;     /* 0 when there is no range */
-	uintptr_t len;      /* nclasses << AR_POOL_SLICE_SHIFT */
-	uintptr_t in_chunk; /* chunk size - 1 */
+	uintptr_t base;      /* 0 when there is no range */
+	uintptr_t len;       /* bytes of the range */
+	uintptr_t in_chunk;  /* chunk size - 1 */
+	unsigned chunk_shift; /* log2 of the chunk size */
+	const uint8_t *class_of; /* per chunk of the range: the class it was cut for */
 } ar_pool_region_t;
 
-/* log2 of each class's slice: 128 MiB, 7 GiB of address space for 56
- * classes, no memory until a chunk is committed. Chunks above 128 MiB get
- * no range. A class that outgrows its slice maps chunks anywhere. */
+/* The range: 128 MiB of address space per class, 7 GiB for 56 classes, no
+ * memory until a chunk is committed. Chunks above 128 MiB get no range. */
 #define AR_POOL_SLICE_SHIFT 27
 
 typedef struct ar_pool_geometry {
@@ -118,11 +129,12 @@ static inline int ar_pool_find(const void *p, unsigned *cls, char **block)
 {
 	uintptr_t off = (uintptr_t)p - 1 - ar_pool_region.base;
 	if (AR_LIKELY(off < ar_pool_region.len)) {
-		const ar_pool_geometry_t *g = &ar_pool_geometry[off >> AR_POOL_SLICE_SHIFT];
+		unsigned k = ar_pool_region.class_of[off >> ar_pool_region.chunk_shift];
+		const ar_pool_geometry_t *g = &ar_pool_geometry[k];
 		/* p's distance from its chunk's first block (chunk + 64) */
 		uint64_t boff = (off & ar_pool_region.in_chunk) + 1 - AR_POOL_CHUNK_HDR;
 		uint64_t i = (uint64_t)(((unsigned __int128)boff * g->recip) >> 64);
-		*cls = (unsigned)(off >> AR_POOL_SLICE_SHIFT);
+		*cls = k;
 		*block = (char *)p - (boff - i * g->size);
 		return 1;
 	}

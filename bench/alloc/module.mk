@@ -4,4 +4,10 @@
 bench-alloc: $(ALLOCTRACE) $(ALLOCREC) $(DEMO_SERVER) all
 	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/alloc/run.sh
 
-BENCHES += bench-alloc
+# Our allocators and the system ones run for real under bench-fidelity's
+# programs (bench/alloc/real.sh).
+.PHONY: bench-alloc-real
+bench-alloc-real: all
+	$(Q)ALLOCRR_BUILD=$(BUILD) bash bench/alloc/real.sh
+
+BENCHES += bench-alloc bench-alloc-real

@@ -93,4 +93,21 @@ sed -n '/^sqlite:/,/^python:/p' doc3.txt | grep -q "speed: real runs resolve no 
 
 /usr/bin/python3 "$FID/analyze.py" >/dev/null 2>&1
 [ $? -ne 0 ] && ok "analyze.py without a directory: usage error" || fail "analyze.py without a directory exits 0"
+
+# make bench-alloc-real (bench/alloc/real.sh), tiny: the same programs run
+# for real, our libraries once more as NAME-old; one row per allocator, the
+# baseline's ratio exactly 1, every ratio inside its own interval.
+OLD_LIBDIR=$B/lib ALLOCRR_BUILD=$B REAL_PROGRAMS=sqlite REAL_ALLOCATORS=glibc,pool REPEAT=2 \
+	FIDELITY_SQLITE_ROWS=20000 bash "$ROOT/bench/alloc/real.sh" >real.txt 2>&1
+expect_eq "real.sh exit status" $? 0
+cat real.txt
+for a in glibc pool pool-old; do
+	awk -v a=$a '$1 == a && $6 <= $5 && $5 <= $7 { n++ } END { exit n != 1 }' real.txt &&
+		ok "real.sh: a row for $a, its ratio inside its interval" || fail "real.sh: no proper row for $a"
+done
+awk '$1 == "glibc" && $5 == "1.000" { n++ } END { exit n != 1 }' real.txt && ok "real.sh: glibc's ratio is 1.000" ||
+	fail "real.sh: glibc's row $(grep '^  glibc' real.txt)"
+/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from rank_stats import median_ratio
+r = median_ratio([2.0, 2.0, 3.0], [1.0, 1.0, 1.0]); assert r[0] == 2.0 and 2.0 <= r[1] <= r[2] <= 3.0, r' \
+	"$ROOT/bench/lib" && ok "median_ratio: 2x with an interval within the runs' ratios" || fail "median_ratio"
 finish
