@@ -18,11 +18,6 @@ HERE=$(cd "$(dirname "$0")/../fidelity" && pwd)
 LIBDIR=$(cd "$(dirname "$0")/../lib" && pwd)
 PROGRAMS=${REAL_PROGRAMS:-perl sqlite python python-mt}
 REPEAT=${REPEAT:-11}
-SQLITE_ROWS=${FIDELITY_SQLITE_ROWS:-150000}
-PY_N=${FIDELITY_PY_N:-100000}
-PYMT_N=${FIDELITY_PYMT_N:-200000}
-PERL_N=${FIDELITY_PERL_N:-300000}
-GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
 PY=/usr/bin/python3 # Debian's, never a pyenv shim: it is what gets preloaded
 die() { echo "bench-alloc-real: $*" >&2; exit 2; }
 [ -x /usr/bin/time ] && [ -x $PY ] || die "needs /usr/bin/time and /usr/bin/python3 (Debian: time python3)"

@@ -1,9 +1,18 @@
 # bench/fidelity/programs.sh — the real programs of make bench-fidelity, sourced
-# by bench/fidelity/run.sh and bench/rec/sizes.sh (make bench-rec-size), so
-# both run exactly the same commands on the same inputs. The caller sets
-# HERE (this directory), IN (a directory for the inputs), PY (the Python to
-# run: /usr/bin/python3, never a pyenv shim) and the sizes SQLITE_ROWS, PY_N,
-# PYMT_N, PERL_N, GCC_FUNCS, REDIS_REQ.
+# by bench/fidelity/run.sh, bench/rec/sizes.sh (make bench-rec-size) and
+# bench/alloc/real.sh (make bench-alloc-real), so all run exactly the same
+# commands on the same inputs. The caller sets HERE (this directory), IN (a
+# directory for the inputs) and PY (the Python to run: /usr/bin/python3,
+# never a pyenv shim).
+
+# The sizes: FIDELITY_* from the environment, else about a second of CPU
+# per run here.
+SQLITE_ROWS=${FIDELITY_SQLITE_ROWS:-150000}
+PY_N=${FIDELITY_PY_N:-100000}
+PYMT_N=${FIDELITY_PYMT_N:-200000}
+PERL_N=${FIDELITY_PERL_N:-300000}
+GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
+REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 
 # make_inputs: sqlite.sh's script and gen_c.py's C file, in $IN.
 make_inputs() {

@@ -58,7 +58,7 @@
 # 5), FIDELITY_ALLOCATORS (comma-separated names, default every installed
 # one), FIDELITY_TIME (cpu or wall, above), FIDELITY_REPLAY_OPTS (more
 # allocreplay options), the sizes FIDELITY_SQLITE_ROWS, FIDELITY_PY_N,
-# FIDELITY_PYMT_N, FIDELITY_PERL_N, FIDELITY_GCC_FUNCS, FIDELITY_REDIS_REQ (defaults below:
+# FIDELITY_PYMT_N, FIDELITY_PERL_N, FIDELITY_GCC_FUNCS, FIDELITY_REDIS_REQ (defaults in programs.sh:
 # about a second of CPU per run here), FIDELITY_OUT (the results directory,
 # default $ALLOCRR_BUILD/fidelity; emptied first).
 # Writes there: real.csv (one line per real run), failures.csv (program,
@@ -72,12 +72,6 @@ REPS=${FIDELITY_REPS:-5}
 REPLAY_REPS=${FIDELITY_REPLAY_REPS:-5}
 PROGRAMS=${FIDELITY_PROGRAMS:-sqlite python python-mt perl gcc redis}
 OUT=${FIDELITY_OUT:-$B/fidelity}
-SQLITE_ROWS=${FIDELITY_SQLITE_ROWS:-150000}
-PY_N=${FIDELITY_PY_N:-100000}
-PYMT_N=${FIDELITY_PYMT_N:-200000}
-PERL_N=${FIDELITY_PERL_N:-300000}
-GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
-REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 TIME=${FIDELITY_TIME:-cpu}
 case $TIME in cpu | wall) ;; *) echo "bench-fidelity: FIDELITY_TIME must be cpu or wall" >&2; exit 2 ;; esac
 AR=$B/bin/allocreplay

@@ -18,12 +18,6 @@ set -u
 B=$(cd "${ALLOCRR_BUILD:-build}" && pwd)
 HERE=$(cd "$(dirname "$0")/../fidelity" && pwd)
 PROGRAMS=${SIZE_PROGRAMS:-sqlite python python-mt gcc redis}
-SQLITE_ROWS=${FIDELITY_SQLITE_ROWS:-150000}
-PY_N=${FIDELITY_PY_N:-100000}
-PYMT_N=${FIDELITY_PYMT_N:-200000}
-PERL_N=${FIDELITY_PERL_N:-300000}
-GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
-REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 PY=/usr/bin/python3
 REC=$B/bin/allocrec
 AT=$B/bin/alloctrace
