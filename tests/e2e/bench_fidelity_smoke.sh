@@ -94,6 +94,18 @@ sed -n '/^sqlite:/,/^python:/p' doc3.txt | grep -q "speed: real runs resolve no 
 /usr/bin/python3 "$FID/analyze.py" >/dev/null 2>&1
 [ $? -ne 0 ] && ok "analyze.py without a directory: usage error" || fail "analyze.py without a directory exits 0"
 
+# The real time ratio pairs each allocator's run with the baseline's in the
+# same round (the median of the rounds' ratios, not the ratio of medians),
+# and falls back to the ratio of medians when no round pairs.
+/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import analyze as A
+r = {"glibc": {"time": [1.0, 1.0, 3.0], "round": {"1": 1.0, "2": 1.0, "3": 3.0}},
+     "pool": {"time": [1.5, 3.3, 3.3], "round": {"1": 1.5, "2": 3.3, "3": 3.3}},
+     "arena": {"time": [2.0], "round": {"9": 2.0}}}
+assert A.paired_ratio(r, "pool", "glibc") == 1.5, A.paired_ratio(r, "pool", "glibc")
+assert A.paired_ratio(r, "arena", "glibc") == 2.0' "$FID" &&
+	ok "paired_ratio: median of per-round ratios (1.5, not 3.3), ratio of medians without a common round" ||
+	fail "paired_ratio"
+
 # make bench-alloc-real (bench/alloc/real.sh), tiny: the same programs run
 # for real, our libraries once more as NAME-old; one row per allocator, the
 # baseline's ratio exactly 1, every ratio inside its own interval.
