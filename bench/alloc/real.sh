@@ -2,8 +2,8 @@
 # make bench-alloc-real: allocators run for real, not replayed — each of
 # bench-fidelity's programs (bench/fidelity/programs.sh: the same commands
 # and inputs) under LD_PRELOAD of every installed allocator, interleaved
-# (the order rotated each round), and each run's CPU time (user + system,
-# GNU time) compared with glibc's in the same rounds: the median ratio and
+# (each round in its own order, programs.sh's round_order), and each run's
+# CPU time (user + system, GNU time) compared with glibc's: the median ratio and
 # a bootstrap 95 % interval of it (bench/lib/rank_stats.py). What it sees
 # that replay cannot: an allocator's effect on the program's own code (where
 # its blocks lie), beside the cost of its calls (docs/BENCHMARKS.md,
@@ -48,9 +48,7 @@ for p in $PROGRAMS; do
 	declare -F "prog_$p" >/dev/null || die "unknown program '$p'"
 	: >"$T/$p.csv"
 	for ((i = 0; i < REPEAT; i++)); do
-		order="$*"
-		for ((k = 0; k < i % $#; k++)); do order="${order#* } ${order%% *}"; done
-		for a in $order; do
+		for a in $(round_order $i "$@"); do
 			(cd "$T" && prog_$p /usr/bin/time -f '%U %S' -o "$T/time" env LD_PRELOAD="${LIB[$a]}" \
 				>"$T/out.$a" 2>"$T/err") || die "$p under $a failed: $(tail -1 "$T/err")"
 			cmp -s "$T/out.$a" "$T/out.glibc" 2>/dev/null || [ ! -f "$T/out.glibc" ] ||
@@ -59,7 +57,7 @@ for p in $PROGRAMS; do
 		done
 	done
 	rm -f "$T"/out.*
-	$PY - "$p" "$T/$p.csv" "$LIBDIR" <<'PYEOF'
+	$PY - "$p" "$T/$p.csv" "$LIBDIR" "$@" <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[3])
 from rank_stats import median_ratio
@@ -74,7 +72,8 @@ if min(base) <= 0:
              " make the program's input larger (FIDELITY_* sizes)" % sys.argv[1])
 print("%s: CPU s (user + system), %d runs each, ratio = median / glibc's median" % (sys.argv[1], len(base)))
 print("  %-14s %9s %7s %7s %7s %8s %8s" % ("allocator", "median s", "min", "max", "ratio", "95% low", "95% high"))
-for a, v in runs.items():
+for a in sys.argv[4:]:  # the allocators' order, not the runs'
+    v = runs[a]
     r, lo, hi = median_ratio(v, base)
     print("  %-14s %9.3f %7.3f %7.3f %7.3f %8.3f %8.3f" % (a, median(v), min(v), max(v), r, lo, hi))
 PYEOF

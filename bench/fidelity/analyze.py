@@ -111,7 +111,10 @@ def analyse(out, prog, real, db, failures):
     rep, bad = replay_rows(db, prog["trace_sha256"])
     if base not in rep and "recorded" in rep:  # a replayer that names the recorded allocator's row so
         rep[base] = rep["recorded"]
-    allocs = [a for a in r if a in rep and rep[a]["ops_per_sec"]]
+    # the baseline first, then the replay's order (the registry's): the
+    # real runs come in each round's own order
+    order = [base] + [a for a in rep if a not in (base, "recorded")]
+    allocs = [a for a in order if a in r and a in rep and rep[a]["ops_per_sec"]]
     tcols = {c[1] for c in db.execute("PRAGMA table_info(traces)")}
     recorded = None
     if "recorded_allocator" in tcols:

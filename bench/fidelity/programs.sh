@@ -14,6 +14,21 @@ PERL_N=${FIDELITY_PERL_N:-300000}
 GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
 REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 
+# round_order R NAME...: the NAMEs in round R's order, a permutation drawn
+# from R (the same R, the same order), so that across rounds no allocator
+# always runs first, nor always right after the same other one: a run can
+# be faster or slower for what the process before it left behind (measured
+# on sqlite: docs/FIDELITY.md, "Not explained"), and a fixed order would
+# pair that with one allocator for good.
+round_order() {
+	local r=$1
+	shift
+	printf '%s\n' "$@" | awk -v seed="$r" 'BEGIN { srand(seed + 1) } { k[NR] = rand(); v[NR] = $0 }
+		END { for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++) if (k[j] < k[i]) {
+			t = k[i]; k[i] = k[j]; k[j] = t; t = v[i]; v[i] = v[j]; v[j] = t }
+		for (i = 1; i <= NR; i++) printf "%s%s", v[i], i < NR ? " " : "\n" }'
+}
+
 # make_inputs: sqlite.sh's script and gen_c.py's C file, in $IN.
 make_inputs() {
 	sh "$HERE/sqlite.sh" "$SQLITE_ROWS" >"$IN/sqlite.sql" && $PY "$HERE/gen_c.py" "$GCC_FUNCS" >"$IN/gen.c"

@@ -6,7 +6,8 @@
 #   1. run for real under every allocator (LD_PRELOAD of the registry's
 #      library, glibc's own libc.so.6 included: a no-op for programs on glibc,
 #      and what puts glibc's malloc ahead of a linked jemalloc), interleaved —
-#      repetition by repetition, each round in a rotated order — measuring the
+#      repetition by repetition, each round in its own order (programs.sh's
+#      round_order: no allocator always first or after the same one) — measuring the
 #      time and the peak RSS of every run; the output of every run must equal
 #      the first run's (redis: the server still answers after the load); a
 #      run that fails or answers differently is no figure but a line in
@@ -240,9 +241,7 @@ for p in $PROGRAMS; do
 	mkdir -p "$OUT/$p"
 	t0=$EPOCHREALTIME
 	for ((i = 0; i < REPS; i++)); do
-		order="$*" # rotated each round, so no allocator always runs first
-		for ((k = 0; k < i % $#; k++)); do order="${order#* } ${order%% *}"; done
-		for a in $order; do real $p $a $((i + 1)); done
+		for a in $(round_order $i "$@"); do real $p $a $((i + 1)); done
 	done
 	rm -f "$OUT/$p"/out.*
 	t1=$EPOCHREALTIME
