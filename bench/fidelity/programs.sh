@@ -18,7 +18,7 @@ REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 # from R (the same R, the same order), so that across rounds no allocator
 # always runs first, nor always right after the same other one: a run can
 # be faster or slower for what the process before it left behind (measured
-# on sqlite: docs/FIDELITY.md, "Not explained"), and a fixed order would
+# on sqlite: docs/FIDELITY.md, "the order of a round"), and a fixed order would
 # pair that with one allocator for good.
 round_order() {
 	local r=$1
