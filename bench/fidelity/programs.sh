@@ -16,10 +16,10 @@ REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 
 # round_order R NAME...: the NAMEs in round R's order, a permutation drawn
 # from R (the same R, the same order), so that across rounds no allocator
-# always runs first, nor always right after the same other one: a run can
-# be faster or slower for what the process before it left behind (measured
-# on sqlite: docs/FIDELITY.md, "the order of a round"), and a fixed order would
-# pair that with one allocator for good.
+# always runs first, nor always right after the same other one: whatever a
+# round's order does to a run (docs/FIDELITY.md, "the order of a round":
+# seen once, not explained) a fixed order would pair with one allocator for
+# good.
 round_order() {
 	local r=$1
 	shift
