@@ -78,8 +78,8 @@ static _Atomic uintptr_t region_used;
 static void reserve_region(unsigned nclasses)
 {
 	size_t csize = ar_chunk_size();
-	size_t len = (size_t)nclasses << AR_POOL_SLICE_SHIFT;
-	if (csize > ((size_t)1 << AR_POOL_SLICE_SHIFT))
+	size_t len = (size_t)nclasses << AR_POOL_RANGE_PER_CLASS_SHIFT;
+	if (csize > ((size_t)1 << AR_POOL_RANGE_PER_CLASS_SHIFT))
 		return; /* every chunk is found through its header */
 	/* a byte per chunk, faulted in as chunks are cut */
 	size_t table = ar_align_up(len / csize, ar_page_size);

@@ -99,7 +99,7 @@ typedef struct ar_pool_region {
 
 /* The range: 128 MiB of address space per class, 7 GiB for 56 classes, no
  * memory until a chunk is committed. Chunks above 128 MiB get no range. */
-#define AR_POOL_SLICE_SHIFT 27
+#define AR_POOL_RANGE_PER_CLASS_SHIFT 27
 
 typedef struct ar_pool_geometry {
 	uint64_t recip; /* as ar_pool_chunk_t.recip */

@@ -136,18 +136,18 @@ static void hist_free(hist_t *h)
 static void hist_compact(hist_t *h, int renumber)
 {
 	uint32_t live = h->live, cap = h->cap;
-	uint64_t *order = xcalloc(live, sizeof *order);
-	for (uint32_t k = 1, i = 0; k <= live; k++, i++)
-		order[i] = h->addr[tree_select(h, k)];
+	uint64_t *order = xcalloc(live, sizeof *order); /* the live entries' addresses, oldest first */
+	uint32_t *posn = xcalloc(live, sizeof *posn);   /* and their positions */
+	for (uint32_t k = 1; k <= live; k++) {
+		posn[k - 1] = tree_select(h, k);
+		order[k - 1] = h->addr[posn[k - 1]];
+	}
 	if (renumber && live * 2 > cap)
 		cap *= 2;
 	uint32_t mask = h->mask;
 	while ((mask + 1) / 2 < live * 2 + 1024)
 		mask = mask * 2 + 1;
 	if (!renumber) { /* keep positions: only the map is rebuilt */
-		uint32_t *posn = xcalloc(live, sizeof *posn);
-		for (uint32_t k = 1; k <= live; k++)
-			posn[k - 1] = tree_select(h, k);
 		free(h->keys), free(h->pos);
 		h->mask = mask, h->used = 0;
 		h->keys = xcalloc(mask + 1, sizeof *h->keys);
@@ -158,6 +158,7 @@ static void hist_compact(hist_t *h, int renumber)
 		free(order);
 		return;
 	}
+	free(posn);
 	hist_init(h, cap);
 	free(h->keys), free(h->pos);
 	h->mask = mask;
