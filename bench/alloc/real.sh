@@ -3,8 +3,11 @@
 # bench-fidelity's programs (bench/fidelity/programs.sh: the same commands
 # and inputs) under LD_PRELOAD of every installed allocator, interleaved
 # (each round in its own order, programs.sh's round_order), and each run's
-# CPU time (user + system, GNU time) compared with glibc's: the median ratio and
-# a bootstrap 95 % interval of it (bench/lib/rank_stats.py). What it sees
+# CPU time (user + system, GNU time) compared with glibc's run of the same
+# round: the median of those ratios, a bootstrap 95 % interval of it, and
+# allocreport's verdict on the interval (bench/lib/rank_stats.py: the same
+# paired ratio as bench-fidelity's analysis, the same floor as allocreport's
+# significance). What it sees
 # that replay cannot: an allocator's effect on the program's own code (where
 # its blocks lie), beside the cost of its calls (docs/BENCHMARKS.md,
 # "pool's chunks side by side").
@@ -53,28 +56,33 @@ for p in $PROGRAMS; do
 				>"$T/out.$a" 2>"$T/err") || die "$p under $a failed: $(tail -1 "$T/err")"
 			cmp -s "$T/out.$a" "$T/out.glibc" 2>/dev/null || [ ! -f "$T/out.glibc" ] ||
 				die "$p under $a printed something else than under glibc"
-			echo "$a $(awk '{ print $1 + $2 }' "$T/time")" >>"$T/$p.csv"
+			echo "$i $a $(awk '{ print $1 + $2 }' "$T/time")" >>"$T/$p.csv"
 		done
 	done
 	rm -f "$T"/out.*
 	$PY - "$p" "$T/$p.csv" "$LIBDIR" "$@" <<'PYEOF'
 import sys
 sys.path.insert(0, sys.argv[3])
-from rank_stats import median_ratio
+from rank_stats import effect_floor, paired_ratio, verdict
 from statistics import median
-runs = {}
+runs = {}  # allocator -> round -> CPU s
 for line in open(sys.argv[2]):
-    a, t = line.split()
-    runs.setdefault(a, []).append(float(t))
+    i, a, t = line.split()
+    runs.setdefault(a, {})[i] = float(t)
 base = runs["glibc"]
-if min(base) <= 0:
+if min(base.values()) <= 0:
     sys.exit("bench-alloc-real: %s: a run under glibc took 0 s of CPU time at GNU time's 10 ms resolution;"
              " make the program's input larger (FIDELITY_* sizes)" % sys.argv[1])
-print("%s: CPU s (user + system), %d runs each, ratio = median / glibc's median" % (sys.argv[1], len(base)))
-print("  %-14s %9s %7s %7s %7s %8s %8s" % ("allocator", "median s", "min", "max", "ratio", "95% low", "95% high"))
+floor = effect_floor()
+print("%s: CPU s (user + system), %d rounds; ratio = median over rounds of the run's time / glibc's in the"
+      " same round; verdict: the 95 %% interval against 1 +- %.0f %%" % (sys.argv[1], len(base), floor * 100))
+print("  %-14s %9s %7s %7s %7s %8s %8s  %s" % ("allocator", "median s", "min", "max", "ratio", "95% low", "95% high",
+                                               "verdict"))
 for a in sys.argv[4:]:  # the allocators' order, not the runs'
     v = runs[a]
-    r, lo, hi = median_ratio(v, base)
-    print("  %-14s %9.3f %7.3f %7.3f %7.3f %8.3f %8.3f" % (a, median(v), min(v), max(v), r, lo, hi))
+    r, lo, hi = paired_ratio(v, base)
+    t = list(v.values())
+    print("  %-14s %9.3f %7.3f %7.3f %7.3f %8.3f %8.3f  %s" % (a, median(t), min(t), max(t), r, lo, hi,
+                                                             "-" if a == "glibc" else verdict(lo, hi, floor)))
 PYEOF
 done
