@@ -108,7 +108,8 @@ static ar_pool_chunk_t *chunk_from_region(unsigned cls, size_t csize)
 		return NULL;
 	/* Before any block of the chunk is handed out: whoever frees one got
 	 * it through the class's lock or lists, after this store. */
-	((uint8_t *)ar_pool_region.class_of)[at >> ar_pool_region.chunk_shift] = (uint8_t)cls;
+	__atomic_store_n((uint8_t *)&ar_pool_region.class_of[at >> ar_pool_region.chunk_shift], (uint8_t)cls,
+			 __ATOMIC_RELAXED);
 	return (ar_pool_chunk_t *)((char *)ar_pool_region.base + at);
 }
 
@@ -439,6 +440,19 @@ void *ar_pool_heap_realloc(void *p, size_t size)
 	return ar_realloc_by_copy(p, size);
 }
 
+/* p, inside its block, is about to be handed out: from now on free works
+ * out the block's start in p's chunk (AR_POOL_INTERIOR). Outside the range
+ * the header path always does. */
+_Static_assert(AR_SC_COUNT <= AR_POOL_INTERIOR, "a class number must leave class_of's flag bit free");
+
+static void mark_interior(const char *p)
+{
+	uintptr_t off = (uintptr_t)p - 1 - ar_pool_region.base;
+	if (off < ar_pool_region.len)
+		__atomic_fetch_or((uint8_t *)&ar_pool_region.class_of[off >> ar_pool_region.chunk_shift],
+				  (uint8_t)AR_POOL_INTERIOR, __ATOMIC_RELAXED);
+}
+
 /* calloc and memalign over a class allocator (the pool's own, or tlscache's
  * thread cache in front of it); add_padding learns the bytes memalign
  * skipped at the start of a block, which free gives back. */
@@ -467,8 +481,10 @@ void *ar_pool_heap_memalign(size_t align, size_t size, void *(*alloc)(unsigned c
 			if (!b)
 				return NULL;
 			char *p = (char *)ar_align_up_ptr((uintptr_t)b, align);
-			if (p != b)
+			if (p != b) {
+				mark_interior(p);
 				add_padding(p - b);
+			}
 			return p;
 		}
 	}

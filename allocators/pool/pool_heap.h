@@ -94,8 +94,17 @@ typedef struct ar_pool_region {
 	uintptr_t len;       /* bytes of the range */
 	uintptr_t in_chunk;  /* chunk size - 1 */
 	unsigned chunk_shift; /* log2 of the chunk size */
-	const uint8_t *class_of; /* per chunk of the range: the class it was cut for */
+	const uint8_t *class_of; /* per chunk of the range: the class it was cut for, + AR_POOL_INTERIOR */
 } ar_pool_region_t;
+
+/* In a chunk's class_of byte: memalign handed out a pointer inside one of
+ * its blocks, so free must work out the block's start. A chunk without it
+ * only ever handed out block starts, and free takes the pointer as it is
+ * (a program may free only what it was given): the division by the block
+ * size, 9 of tlscache's instructions a free, is left to chunks that need
+ * it. Set before such a pointer is returned, never cleared (chunks live for
+ * good). */
+#define AR_POOL_INTERIOR 0x80u
 
 /* The range: 128 MiB of address space per class, 7 GiB for 56 classes, no
  * memory until a chunk is committed. Chunks above 128 MiB get no range. */
@@ -123,13 +132,22 @@ static inline char *ar_pool_block_start(const ar_pool_chunk_t *c, const void *p)
  * free's look-up: when p is a pool block (p may point inside it, as after
  * an aligned allocation), set *cls and *block (its start) and return 1;
  * otherwise return 0 (a large block or not ours: look at ar_chunk_of(p)).
- * Inside the reserved range the header is not read (above).
+ * Inside the reserved range the header is not read (above);
+ * ar_pool_find_in_range looks there only (0: look at the header), for a
+ * caller that keeps the header's path out of line.
  */
-static inline int ar_pool_find(const void *p, unsigned *cls, char **block)
+static inline int ar_pool_find_in_range(const void *p, unsigned *cls, char **block)
 {
 	uintptr_t off = (uintptr_t)p - 1 - ar_pool_region.base;
 	if (AR_LIKELY(off < ar_pool_region.len)) {
-		unsigned k = ar_pool_region.class_of[off >> ar_pool_region.chunk_shift];
+		unsigned k = __atomic_load_n(&ar_pool_region.class_of[off >> ar_pool_region.chunk_shift],
+					     __ATOMIC_RELAXED);
+		if (AR_LIKELY(k < AR_POOL_INTERIOR)) {
+			*cls = k;
+			*block = (char *)p;
+			return 1;
+		}
+		k -= AR_POOL_INTERIOR;
 		const ar_pool_geometry_t *g = &ar_pool_geometry[k];
 		/* p's distance from its chunk's first block (chunk + 64) */
 		uint64_t boff = (off & ar_pool_region.in_chunk) + 1 - AR_POOL_CHUNK_HDR;
@@ -138,6 +156,13 @@ static inline int ar_pool_find(const void *p, unsigned *cls, char **block)
 		*block = (char *)p - (boff - i * g->size);
 		return 1;
 	}
+	return 0;
+}
+
+static inline int ar_pool_find(const void *p, unsigned *cls, char **block)
+{
+	if (AR_LIKELY(ar_pool_find_in_range(p, cls, block)))
+		return 1;
 	const ar_chunk_t *c = ar_chunk_of(p);
 	if (c->kind != AR_CHUNK_POOL)
 		return 0;

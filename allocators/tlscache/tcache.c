@@ -63,6 +63,10 @@ ar_tcache_t *ar_tc_create(void)
 	ar_unlock(&tc_lock);
 	if (!tc)
 		return NULL;
+	for (unsigned c = 0; c < AR_SC_COUNT; c++) {
+		tc->bins[c].block_bytes = (uint32_t)ar_sc_size(c);
+		tc->bins[c].limit = 2 * ar_tc_batch[c];
+	}
 	/* Publish before pthread_setspecific, which may call calloc (for keys
 	 * beyond the first 32) and so re-enter us: the re-entry finds the cache. */
 	ar_tc_self = tc;
@@ -81,9 +85,9 @@ void *ar_tc_refill(ar_tcache_t *tc, unsigned cls)
 	/* The bin was empty: the batch minus the returned block becomes it. */
 	b->head = *(void **)head;
 	tc_set_count(b, n - 1);
-	tc->cached_bytes += (size_t)(n - 1) * ar_sc_size(cls);
+	tc->cached_bytes += (size_t)(n - 1) * b->block_bytes;
 	tc_bump(&tc->misses);
-	tc_bump(&tc->bins[cls].allocs);
+	tc_add(&tc->moved_in[cls], n);
 	return head;
 }
 
@@ -98,15 +102,16 @@ static void flush(ar_tcache_t *tc, unsigned cls, uint32_t n)
 		tail = *(void **)tail;
 	b->head = *(void **)tail;
 	tc_set_count(b, tc_get_count(b) - n);
-	tc->cached_bytes -= (size_t)n * ar_sc_size(cls);
+	tc->cached_bytes -= (size_t)n * b->block_bytes;
 	ar_pool_free_batch(cls, head, tail, n);
+	tc_add(&tc->moved_out[cls], n);
 	tc_bump(&tc->flushes);
 }
 
 void ar_tc_overflow(ar_tcache_t *tc, unsigned cls)
 {
-	uint32_t count = tc_get_count(&tc->bins[cls]);
-	if (count > 2 * ar_tc_batch[cls])
+	tc_bin_t *b = &tc->bins[cls];
+	if (tc_get_count(b) > b->limit)
 		flush(tc, cls, ar_tc_batch[cls]);
 	if (tc->cached_bytes > ar_tc_cap) {
 		/* Over the per-thread cap: halve every bin, so memory parked in
@@ -138,10 +143,16 @@ void ar_tc_stats(ar_alloc_stats_t *out, uint64_t cached[AR_SC_COUNT], uint64_t a
 	ar_lock(&tc_lock);
 	for (ar_tcache_t *tc = tc_all; tc; tc = tc->next) {
 		for (unsigned c = 0; c < AR_SC_COUNT; c++) {
-			cached[c] += tc_get_count(&tc->bins[c]);
-			allocs[c] += atomic_load_explicit(&tc->bins[c].allocs, memory_order_relaxed);
+			uint32_t count = tc_get_count(&tc->bins[c]);
+			uint64_t frees = atomic_load_explicit(&tc->bins[c].frees, memory_order_relaxed);
+			uint64_t in = atomic_load_explicit(&tc->moved_in[c], memory_order_relaxed);
+			uint64_t out_ = atomic_load_explicit(&tc->moved_out[c], memory_order_relaxed);
+			cached[c] += count;
+			/* read while the owner runs, the four may be from different
+			 * instants: clamp, the quiescent figure is exact */
+			allocs[c] += frees + in > out_ + count ? frees + in - out_ - count : 0;
+			out->frees_total += frees;
 		}
-		out->frees_total += atomic_load_explicit(&tc->frees, memory_order_relaxed);
 		out->cache_misses += atomic_load_explicit(&tc->misses, memory_order_relaxed);
 		out->cache_flushes += atomic_load_explicit(&tc->flushes, memory_order_relaxed);
 		*padding += atomic_load_explicit(&tc->padding, memory_order_relaxed);

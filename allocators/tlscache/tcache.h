@@ -14,7 +14,11 @@
  *   - a list never holds more than 2 * batch(c) blocks, and cached_bytes
  *     never stays above the per-thread cap after a free returns;
  *   - counters other threads read for statistics (counts, misses, ...) are
- *     written only by the owner, with relaxed atomic stores.
+ *     written only by the owner, with relaxed atomic stores;
+ *   - a malloc counts nothing: every block a bin ever held came in by a free
+ *     (frees) or a refill (moved_in) and left by a malloc, a flush
+ *     (moved_out) or is still there (count), so the cache-path mallocs of
+ *     class c are frees + moved_in - moved_out - count (ar_tc_stats).
  */
 #ifndef AR_ALLOC_TCACHE_H
 #define AR_ALLOC_TCACHE_H
@@ -26,13 +30,19 @@
 #include "ar_alloc.h"
 #include "size_class.h"
 
-/* A class's list and its malloc counter side by side, so a hit writes one
- * cache line for its class, not two. */
+/* A class's list, its malloc counter and the constants its fast paths
+ * need side by side (32 bytes, two bins a line), so a hit reads and writes
+ * one cache line for its class and computes nothing from the class number:
+ * before, the block size was derived from it and the limit read from a
+ * global table, 60 instructions a call on S1 against tcmalloc's 34
+ * (callgrind; docs/BENCHMARKS.md). */
 typedef struct tc_bin {
 	void *head;
 	_Atomic uint32_t count;
-	_Atomic uint64_t allocs; /* cache-path mallocs of this class */
-} tc_bin_t;
+	uint32_t block_bytes;   /* ar_sc_size(class) */
+	uint32_t limit;         /* 2 * ar_tc_batch[class]: longer, a free flushes */
+	_Atomic uint64_t frees; /* cache-path frees of this class */
+} __attribute__((aligned(32))) tc_bin_t;
 
 /* The cold fields come first: the cache starts at its mapping's page
  * boundary, the L1 set that every chunk header (chunk.h) maps to as well,
@@ -45,9 +55,10 @@ typedef struct ar_tcache {
 	int live;
 	_Atomic uint64_t misses, flushes;
 	_Atomic int64_t padding; /* see pool.c: aligned blocks' unusable head */
-	char cold[64];           /* the bins start on the page's third line */
+	_Atomic uint64_t moved_in[AR_SC_COUNT];  /* blocks of class c from the central heap */
+	_Atomic uint64_t moved_out[AR_SC_COUNT]; /* blocks of class c back to it */
+	char cold[64];                           /* the hot fields start on a line of their own */
 	size_t cached_bytes;
-	_Atomic uint64_t frees; /* cache-path frees */
 	tc_bin_t bins[AR_SC_COUNT];
 } ar_tcache_t;
 
@@ -96,10 +107,15 @@ static inline uint32_t tc_get_count(tc_bin_t *b)
 }
 
 /* Owner-only counter increment: a plain load and store, no lock prefix. */
+static inline void tc_add(_Atomic uint64_t *ctr, uint64_t n)
+{
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 static inline void tc_bump(_Atomic uint64_t *ctr)
 {
-	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	tc_add(ctr, 1);
 }
 
 #endif

@@ -70,8 +70,7 @@ static inline void *alloc_small(unsigned cls)
 		if (AR_LIKELY(p != NULL)) {
 			b->head = *(void **)p;
 			tc_set_count(b, tc_get_count(b) - 1);
-			tc->cached_bytes -= ar_sc_size(cls);
-			tc_bump(&tc->bins[cls].allocs);
+			tc->cached_bytes -= b->block_bytes;
 			return p;
 		}
 		return ar_tc_refill(tc, cls);
@@ -79,25 +78,30 @@ static inline void *alloc_small(unsigned cls)
 	return alloc_slow(cls);
 }
 
-/* block is the start of a class-cls block; p the pointer the program had. */
-static inline void free_small(unsigned cls, char *block, const char *p)
+static inline void free_small(unsigned cls, char *block, const char *p);
+
+/* A free the fast path does not take: a thread without a cache yet, or
+ * past its exit (TC_DEAD), or p inside its block (an aligned allocation's
+ * padding to account for). Out of line, so the fast path saves no
+ * registers. */
+static __attribute__((noinline)) void free_slow(unsigned cls, char *block, const char *p)
 {
 	ar_tcache_t *tc = ar_tc_self;
-	if (AR_UNLIKELY(tc == NULL))
+	if (tc == NULL)
 		tc = ar_tc_create();
-	if (AR_LIKELY((uintptr_t)tc > (uintptr_t)TC_DEAD)) {
-		if (AR_UNLIKELY(block != p))
+	if ((uintptr_t)tc > (uintptr_t)TC_DEAD) {
+		tc_bin_t *b = &tc->bins[cls];
+		if (block != p)
 			atomic_store_explicit(&tc->padding,
 					      atomic_load_explicit(&tc->padding, memory_order_relaxed) - (p - block),
 					      memory_order_relaxed);
-		tc_bin_t *b = &tc->bins[cls];
 		*(void **)block = b->head;
 		b->head = block;
 		uint32_t n = tc_get_count(b) + 1;
 		tc_set_count(b, n);
-		tc->cached_bytes += ar_sc_size(cls);
-		tc_bump(&tc->frees);
-		if (AR_UNLIKELY(n > 2 * ar_tc_batch[cls] || tc->cached_bytes > ar_tc_cap))
+		tc->cached_bytes += b->block_bytes;
+		tc_bump(&b->frees);
+		if (n > b->limit || tc->cached_bytes > ar_tc_cap)
 			ar_tc_overflow(tc, cls);
 		return;
 	}
@@ -105,6 +109,25 @@ static inline void free_small(unsigned cls, char *block, const char *p)
 		atomic_fetch_sub_explicit(&direct_padding, p - block, memory_order_relaxed);
 	ar_pool_free(cls, block);
 	atomic_fetch_add_explicit(&direct_frees, 1, memory_order_relaxed);
+}
+
+/* block is the start of a class-cls block; p the pointer the program had. */
+static inline void free_small(unsigned cls, char *block, const char *p)
+{
+	ar_tcache_t *tc = ar_tc_self;
+	if (AR_UNLIKELY((uintptr_t)tc <= (uintptr_t)TC_DEAD || block != p)) {
+		free_slow(cls, block, p);
+		return;
+	}
+	tc_bin_t *b = &tc->bins[cls];
+	*(void **)block = b->head;
+	b->head = block;
+	uint32_t n = tc_get_count(b) + 1;
+	tc_set_count(b, n);
+	tc->cached_bytes += b->block_bytes;
+	tc_bump(&b->frees);
+	if (AR_UNLIKELY(n > b->limit || tc->cached_bytes > ar_tc_cap))
+		ar_tc_overflow(tc, cls);
 }
 
 static void add_padding(ptrdiff_t d)
@@ -134,19 +157,27 @@ void *ar_core_memalign(size_t align, size_t size)
 	return ar_pool_heap_memalign(align, size, alloc_small, add_padding);
 }
 
+/* A free outside the reserved range: a pool chunk found by its header
+ * (the reservation refused or outgrown), a large block, or not ours. */
+static __attribute__((noinline)) void free_other(void *p)
+{
+	ar_chunk_t *c = ar_chunk_of(p);
+	if (c->kind == AR_CHUNK_POOL)
+		free_small(c->index, ar_pool_block_start((const ar_pool_chunk_t *)c, p), p);
+	else if (c->kind == AR_CHUNK_LARGE)
+		ar_large_free(c, p);
+	else
+		ar_fatal("free(): invalid pointer");
+}
+
 void ar_core_free(void *p)
 {
 	unsigned cls;
 	char *b;
-	if (AR_LIKELY(ar_pool_find(p, &cls, &b))) {
+	if (AR_LIKELY(ar_pool_find_in_range(p, &cls, &b)))
 		free_small(cls, b, p);
-		return;
-	}
-	ar_chunk_t *c = ar_chunk_of(p);
-	if (c->kind == AR_CHUNK_LARGE)
-		ar_large_free(c, p);
 	else
-		ar_fatal("free(): invalid pointer");
+		free_other(p);
 }
 
 size_t ar_core_usable_size(const void *p)
