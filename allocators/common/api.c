@@ -158,17 +158,31 @@ void *ar_realloc_by_copy(void *p, size_t size)
 
 /* The bodies of malloc and realloc, called directly from the other entry
  * points so they never go through the PLT to some other malloc. */
+/* NULL with errno ENOMEM, out of line: malloc's fast path then keeps
+ * nothing across its call into the core and saves no register. */
+static __attribute__((noinline, cold)) void *no_memory(void)
+{
+	errno = ENOMEM;
+	return NULL;
+}
+
+static __attribute__((noinline)) void *malloc_rare_size(size_t size)
+{
+	if (size > AR_MAX_REQUEST)
+		return no_memory();
+	void *p = AR_API_MALLOC(1);
+	return p ? p : no_memory();
+}
+
 static inline void *malloc_impl(size_t size)
 {
 	ensure_init();
-	if (AR_UNLIKELY(size > AR_MAX_REQUEST)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	void *p = AR_API_MALLOC(size ? size : 1);
-	if (AR_UNLIKELY(!p))
-		errno = ENOMEM;
-	return p;
+	/* One test for both sizes that need care, 0 (a unique block) and above
+	 * the limit: size - 1 wraps for 0. */
+	if (AR_UNLIKELY(size - 1 >= AR_MAX_REQUEST))
+		return malloc_rare_size(size);
+	void *p = AR_API_MALLOC(size);
+	return AR_LIKELY(p != NULL) ? p : no_memory();
 }
 
 static inline void *realloc_impl(void *p, size_t size)
