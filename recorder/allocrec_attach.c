@@ -487,6 +487,36 @@ static void remove_run_dir(const attach_run_t *r, int keep_gdb_out)
 	rmdir(r->dir);
 }
 
+/* The file-system uid and gid of process pid (the 4th field of status's
+ * Uid: and Gid: lines): who its open() calls create files as. 0 or -1. */
+static int proc_fs_ids(pid_t pid, long *uid, long *gid)
+{
+	char status[4096];
+	if (read_proc(pid, "status", status, sizeof status) < 0)
+		return -1;
+	const char *u = strstr(status, "\nUid:"), *g = strstr(status, "\nGid:");
+	if (!u || !g || sscanf(u + 5, "%*d %*d %*d %ld", uid) != 1 || sscanf(g + 5, "%*d %*d %*d %ld", gid) != 1)
+		return -1;
+	return 0;
+}
+
+/* The shim appends to the manifest and creates the done file in our
+ * private run directory as the process's own user: root recording another user's
+ * process (a server's worker that dropped privileges, a database's
+ * backend) hands the directory to that user, still closed to everyone
+ * else. Without it the window was recorded but never reported (the shim
+ * could not say where it wrote, nor that it was done). */
+static int share_run_dir(pid_t pid, const attach_run_t *r)
+{
+	long uid, gid;
+	if (geteuid() != 0 || proc_fs_ids(pid, &uid, &gid) != 0 || uid == 0)
+		return 0;
+	if (chown(r->dir, (uid_t)uid, (gid_t)gid) != 0 || chown(r->manifest, (uid_t)uid, (gid_t)gid) != 0)
+		return ar_cli_error(r->dir, "cannot hand the run directory to user %ld, whom process %d runs as: %s", uid,
+				    (int)pid, strerror(errno));
+	return 0;
+}
+
 /* The process's window ended or it exited: where we are after allocrec -p
  * got its answer. */
 static int attach_and_wait(const attach_opts_t *o, attach_run_t *r, const allocrec_attach_env_t *env)
@@ -496,7 +526,7 @@ static int attach_and_wait(const attach_opts_t *o, attach_run_t *r, const allocr
 		return rc;
 	if ((rc = check_target(o->pid, r->shim, 1, 0)) != 0 || (rc = allocrec_gdb_find(r->gdb, sizeof r->gdb)) != 0)
 		return rc;
-	if ((rc = make_run_dir(r)) != 0 || (rc = make_settings(o, r)) != 0)
+	if ((rc = make_run_dir(r)) != 0 || (rc = share_run_dir(o->pid, r)) != 0 || (rc = make_settings(o, r)) != 0)
 		return rc;
 	struct sigaction sa = {.sa_handler = on_interrupt};
 	sigemptyset(&sa.sa_mask);
@@ -514,7 +544,12 @@ static int attach_and_wait(const attach_opts_t *o, attach_run_t *r, const allocr
 	if (g.result != AR_ATTACH_OK) {
 		char comm[64];
 		proc_comm(o->pid, comm, sizeof comm);
-		rc = ar_cli_error(NULL, "process %d (%s) was not attached: %s", (int)o->pid, comm, attach_error(g.result));
+		long uid, gid;
+		char as_user[128] = "";
+		if (g.result == AR_ATTACH_WINDOW && proc_fs_ids(o->pid, &uid, &gid) == 0 && uid != (long)geteuid())
+			snprintf(as_user, sizeof as_user, "; it runs as user %ld, who must be able to create the -o file", uid);
+		rc = ar_cli_error(NULL, "process %d (%s) was not attached: %s%s", (int)o->pid, comm, attach_error(g.result),
+				  as_user);
 		remove_run_dir(r, 0);
 		return rc;
 	}

@@ -463,6 +463,11 @@ void rec_writer_add_thread(rec_thread_t *t);
 void rec_writer_finish(const char *why, int timeout_ms);
 /* After fork in the child / after a failed exec: forget the old trace. */
 void rec_writer_reset_child(void);
+/* In a fork child, right after rec_writer_reset_child: create its trace now,
+ * with the credentials the parent had, rather than at its first write, by
+ * when a server's worker has dropped them (nginx's workers setuid to
+ * www-data: their traces could not be created in root's directory). */
+void rec_writer_open_child(void);
 /* A new trace of this image after a clean close (window begin, rotation;
  * wlock held, nothing recording, the last writer thread gone or it is the
  * caller): new thread generation, new header (AR_HDR_WINDOW when window),

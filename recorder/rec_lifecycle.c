@@ -376,6 +376,8 @@ static void atfork_child(void)
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
 	atomic_store(&rec_state, REC_OFF);
 	record_anew();
+	if (atomic_load(&rec_state) == REC_ON)
+		rec_writer_open_child();
 	rec_tls.in_shim = saved;
 }
 

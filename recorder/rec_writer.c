@@ -668,6 +668,17 @@ void rec_writer_reset_child(void)
 	rec_process_reset_child();
 }
 
+void rec_writer_open_child(void)
+{
+	if (!try_lock()) /* the only thread of the child: free after the reset */
+		return;
+	rec_xfsz_guard_t g;
+	rec_xfsz_block(&g);
+	rec_trace_open(); /* a failure is warned once and ends this image's recording, as at a first write */
+	rec_xfsz_restore(&g);
+	unlock();
+}
+
 int rec_writer_new_trace(int window)
 {
 	/* Every record of the old trace is retired; none is in a call (the

@@ -220,6 +220,39 @@ wait $akx; expect_eq "process killed while attached: allocrec -p status" $? 3
 grep -q "cut short" kx.err && ok "process killed while attached: said so" || fail "kill: $(cat kx.err)"
 expect_eq "process killed while attached: trace truncated but readable (verify 1)" "$(verify_rc kx.zst)" 1
 
+# ---- root recording another user's process -----------------------------------------------
+# A database's backend or a server's worker runs as its own user; root
+# attaches. The shim writes the manifest and the done file into allocrec's
+# private run directory as that user: before, the window was recorded but
+# allocrec waited until the process exited and then said it wrote no trace.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x /bin/sh ]; then
+	mkdir other && chown 65534:65534 other && chmod 0700 other
+	mkdir closed && chmod 0700 closed # where that user cannot write
+	chmod 0711 "$W"                  # and the way to other/ open to it
+	(cd other && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$S" st 4 >server.out 2>server.err) &
+	ou=$!; pids+=($ou)
+	orounds() { [ "$(awk '$1=="rounds"{print $2}' other/st 2>/dev/null)" -gt "$1" ] 2>/dev/null; }
+	wait_for orounds 100 || fail "other user: rec_server does not run"
+	osrv=$(pgrep -P $ou -f rec_server || echo $ou)
+	"$REC" -p $osrv -o other/ou.zst --duration 1 2>ou.err; rc=$?
+	expect_eq "another user's process: allocrec -p status" $rc 0
+	grep -q "ou.zst: [0-9]* events" ou.err && ok "another user's process: the window reported" ||
+		fail "another user's process: $(cat ou.err)"
+	expect_eq "another user's process: verifies" "$(verify_rc other/ou.zst)" 0
+	"$REC" -p $osrv -o closed/no.zst --duration 1 2>closed.err; rc=$?
+	expect_eq "-o where that user cannot write: allocrec -p status" $rc 2
+	grep -q "runs as user 65534, who must be able to create the -o file" closed.err &&
+		ok "-o where that user cannot write: says whose permission is missing" || fail "closed: $(cat closed.err)"
+	expect_eq "another user's process: the run directory removed" "$(ls -d /tmp/allocrec-attach.* 2>/dev/null |
+		xargs -r stat -c %U 2>/dev/null | grep -c nobody)" 0
+	wait_for orounds "$(( $(awk '$1=="rounds"{print $2}' other/st) + 50 ))" &&
+		ok "another user's process: still working after the window" || fail "another user's process stopped"
+	kill -TERM $osrv; wait $ou
+	expect_eq "another user's process: its own check at the end" "$(grep -c 'errors 0' other/server.out)" 1
+else
+	echo "skip: recording another user's process needs root and setpriv"
+fi
+
 # ---- the program ran unharmed throughout ------------------------------------------------------
 kill -TERM $srv
 wait $srv; rc=$?

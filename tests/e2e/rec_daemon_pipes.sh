@@ -148,6 +148,29 @@ else
 fi
 cd "$W"
 
+# ---- a server's worker that drops its privileges after fork -------------------------
+# nginx's workers (and apache's, postfix's, ...) are forked by a root master
+# and setuid to an unprivileged user at once: a trace created at the
+# child's first write could not be created in root's directory any more,
+# and the worker, where the requests are served, went unrecorded (its
+# stderr said "Permission denied"). The child's trace is created at fork.
+if [ "$(id -u)" = 0 ]; then
+	mkdir dropuid && cd dropuid && chmod 0755 .
+	"$REC" -o top.zst "$D" dropuid 800 >rec.out 2>rec.err; st=$?
+	expect_eq "dropuid: status (the child's, which became user 65534)" $st 0
+	c=$(ls rec_daemon.*.zst 2>/dev/null)
+	[ -n "$c" ] && ok "dropuid: the worker has a trace" || fail "dropuid: the worker was not recorded: $(cat rec.err)"
+	[ -n "$c" ] && expect_eq "dropuid: the worker's allocations after it dropped root" "$(count $c 'malloc 6161')" 800
+	[ -n "$c" ] && expect_eq "dropuid: its trace verifies" "$(verify_rc $c)" 0
+	grep -q "$c: 8[0-9][0-9] events" rec.err && ok "dropuid: allocrec lists the worker's trace" ||
+		fail "dropuid: allocrec's summary: $(cat rec.err)"
+	grep -q "Permission denied" rec.err && fail "dropuid: a permission error: $(cat rec.err)" ||
+		ok "dropuid: no permission error"
+	cd "$W"
+else
+	echo "skip: the worker that drops privileges needs root"
+fi
+
 # ---- children exec'ed with an empty environment -----------------------------------
 for m in emptyenv clearenv; do
 	mkdir env-$m && cd env-$m

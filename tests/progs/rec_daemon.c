@@ -19,18 +19,25 @@
  *                             an empty environment (execve with {NULL},
  *                             or clearenv then execv)
  *   rec_daemon child N        N × malloc 3131
+ *   rec_daemon dropuid N      a server's worker: fork; the child at once
+ *                             becomes user and group 65534 (as nginx's
+ *                             workers become www-data), then N × malloc
+ *                             6161; the parent waits and exits with the
+ *                             child's status (run as root)
  *   rec_daemon daemonize N    fork, setsid, fork: the grandchild makes N/2 ×
  *                             (malloc 5555, free), closes every descriptor,
  *                             puts /dev/null on 0-2 and makes the other N/2
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/close_range.h>
 
@@ -147,6 +154,21 @@ int main(int argc, char **argv)
 			execv("/proc/self/exe", args);
 		}
 		return 5;
+	}
+	if (strcmp(m, "dropuid") == 0) {
+		pid_t c = fork();
+		if (c < 0)
+			return 6;
+		if (c == 0) {
+			if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+				_exit(7);
+			allocs(n, 6161);
+			_exit(0);
+		}
+		int st;
+		if (waitpid(c, &st, 0) != c || !WIFEXITED(st))
+			return 8;
+		return WEXITSTATUS(st);
 	}
 	if (strcmp(m, "daemonize") == 0) {
 		/* the classic double fork: the grandchild is the daemon */
