@@ -222,6 +222,20 @@ static int ptrace_scope(void)
 	return atoi(buf);
 }
 
+/* Does process pid see the files we see? Its mount namespace is ours
+ * (the links name the same namespace); when we cannot tell, assume so. */
+static int same_mount_namespace(pid_t pid)
+{
+	char ours[64], theirs[64], path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+	ssize_t a = readlink("/proc/self/ns/mnt", ours, sizeof ours - 1);
+	ssize_t b = readlink(path, theirs, sizeof theirs - 1);
+	if (a <= 0 || b <= 0)
+		return 1;
+	ours[a] = theirs[b] = 0;
+	return strcmp(ours, theirs) == 0;
+}
+
 /* 0 when allocrec -p may try the process (--detach: when our shim is
  * loaded in it); else the message is printed and the exit status (2)
  * returned. */
@@ -260,6 +274,11 @@ static int check_target(pid_t pid, const char *shim, int need_ptrace, int detach
 				    (int)pid, comm);
 	if (!need_ptrace)
 		return 0;
+	if (!same_mount_namespace(pid))
+		return ar_cli_error(NULL, "process %d (%s) sees other files than allocrec (another mount namespace: a "
+				    "container, or a systemd service with PrivateTmp=): the recorder in it could not write "
+				    "where allocrec reads; run allocrec in its namespace: nsenter -t %d -m allocrec -p %d ...",
+				    (int)pid, comm, (int)pid, (int)pid);
 	long tracer = status_field(status, "\nTracerPid:");
 	if (tracer > 0) {
 		char tcomm[64];

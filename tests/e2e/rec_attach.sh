@@ -183,6 +183,22 @@ else
 	echo "note: strace not installed: the already-traced refusal is not checked"
 fi
 
+# Another mount namespace (a container, a systemd service with PrivateTmp=):
+# its /tmp is not ours, so the shim could not write the run directory's
+# files and allocrec would wait for ever; refused, with the way round.
+if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+	unshare -m --propagation private "$S" st_ns 1 >/dev/null 2>&1 &
+	ns_pid=$!; pids+=($ns_pid)
+	wait_for test -s st_ns
+	"$REC" -p $ns_pid -o ns.zst --duration 1 2>ns.err; rc=$?
+	expect_eq "another mount namespace: status" $rc 2
+	grep -q "another mount namespace.*nsenter -t $ns_pid -m" ns.err && ok "another mount namespace: said so" ||
+		fail "another mount namespace: $(cat ns.err)"
+	kill $ns_pid
+else
+	echo "note: unshare -m not available: the mount-namespace refusal is not checked"
+fi
+
 # A program started by allocrec records already: -p says to use --start/--stop.
 "$REC" -q --paused -o pre.zst "$S" st_pre 1 >/dev/null 2>&1 &
 pids+=($!)
