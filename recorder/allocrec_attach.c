@@ -411,6 +411,10 @@ static int wait_window(const attach_opts_t *o, attach_run_t *r, char *why, size_
 {
 	int asked = 0;
 	time_t asked_at = 0;
+	/* --duration: the shim's timer ends the window; should its word not
+	 * come (it could not create the done file), detach as on Ctrl-C once
+	 * the window is well past its end, so allocrec never waits for ever. */
+	time_t overdue = o->set.duration_ns ? time(NULL) + (time_t)(o->set.duration_ns / 1000000000u) + DETACH_WAIT_S : 0;
 	for (;;) {
 		if (file_exists(r->done)) {
 			int fd = open(r->done, O_RDONLY | O_CLOEXEC);
@@ -425,11 +429,12 @@ static int wait_window(const attach_opts_t *o, attach_run_t *r, char *why, size_
 			snprintf(why, cap, "exited");
 			return 1;
 		}
-		if (interrupted && !asked) {
+		if ((interrupted || (overdue && time(NULL) > overdue)) && !asked) {
 			asked = 1;
 			asked_at = time(NULL);
 			if (!o->quiet)
-				fprintf(stderr, "%s: detaching from process %d\n", ar_cli_tool(), (int)o->pid);
+				fprintf(stderr, "%s: detaching from process %d%s\n", ar_cli_tool(), (int)o->pid,
+					interrupted ? "" : " (its window did not say it ended when --duration was up)");
 			if (detach_by_channel(o->pid, 1) < 0)
 				detach_by_gdb(o, r);
 		}
