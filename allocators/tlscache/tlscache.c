@@ -78,7 +78,20 @@ static inline void *alloc_small(unsigned cls)
 	return alloc_slow(cls);
 }
 
-static inline void free_small(unsigned cls, char *block, const char *p);
+/* Push block onto tc's bin of class cls; flush when the bin or the cache
+ * grew past its limit. */
+static inline void push(ar_tcache_t *tc, unsigned cls, char *block)
+{
+	tc_bin_t *b = &tc->bins[cls];
+	*(void **)block = b->head;
+	b->head = block;
+	uint32_t n = tc_get_count(b) + 1;
+	tc_set_count(b, n);
+	tc->cached_bytes += b->block_bytes;
+	tc_bump(&b->frees);
+	if (AR_UNLIKELY(n > b->limit || tc->cached_bytes > ar_tc_cap))
+		ar_tc_overflow(tc, cls);
+}
 
 /* A free the fast path does not take: a thread without a cache yet, or
  * past its exit (TC_DEAD), or p inside its block (an aligned allocation's
@@ -90,19 +103,11 @@ static __attribute__((noinline)) void free_slow(unsigned cls, char *block, const
 	if (tc == NULL)
 		tc = ar_tc_create();
 	if ((uintptr_t)tc > (uintptr_t)TC_DEAD) {
-		tc_bin_t *b = &tc->bins[cls];
 		if (block != p)
 			atomic_store_explicit(&tc->padding,
 					      atomic_load_explicit(&tc->padding, memory_order_relaxed) - (p - block),
 					      memory_order_relaxed);
-		*(void **)block = b->head;
-		b->head = block;
-		uint32_t n = tc_get_count(b) + 1;
-		tc_set_count(b, n);
-		tc->cached_bytes += b->block_bytes;
-		tc_bump(&b->frees);
-		if (n > b->limit || tc->cached_bytes > ar_tc_cap)
-			ar_tc_overflow(tc, cls);
+		push(tc, cls, block);
 		return;
 	}
 	if (block != p)
@@ -115,19 +120,10 @@ static __attribute__((noinline)) void free_slow(unsigned cls, char *block, const
 static inline void free_small(unsigned cls, char *block, const char *p)
 {
 	ar_tcache_t *tc = ar_tc_self;
-	if (AR_UNLIKELY((uintptr_t)tc <= (uintptr_t)TC_DEAD || block != p)) {
+	if (AR_UNLIKELY((uintptr_t)tc <= (uintptr_t)TC_DEAD || block != p))
 		free_slow(cls, block, p);
-		return;
-	}
-	tc_bin_t *b = &tc->bins[cls];
-	*(void **)block = b->head;
-	b->head = block;
-	uint32_t n = tc_get_count(b) + 1;
-	tc_set_count(b, n);
-	tc->cached_bytes += b->block_bytes;
-	tc_bump(&b->frees);
-	if (AR_UNLIKELY(n > b->limit || tc->cached_bytes > ar_tc_cap))
-		ar_tc_overflow(tc, cls);
+	else
+		push(tc, cls, block);
 }
 
 static void add_padding(ptrdiff_t d)
