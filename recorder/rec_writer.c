@@ -614,6 +614,17 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	}
 }
 
+/* rec_trace_open with SIGXFSZ kept from the program (its header is written
+ * on a program thread). */
+static int trace_open_guarded(void)
+{
+	rec_xfsz_guard_t g;
+	rec_xfsz_block(&g);
+	int rc = rec_trace_open();
+	rec_xfsz_restore(&g);
+	return rc;
+}
+
 int rec_writer_init(int lazy_open)
 {
 	limit_origin_ns = rec_mono_ns();
@@ -621,11 +632,7 @@ int rec_writer_init(int lazy_open)
 	rec_trace_header_fill();
 	if (lazy_open)
 		return 0;
-	rec_xfsz_guard_t g;
-	rec_xfsz_block(&g);
-	int rc = rec_trace_open();
-	rec_xfsz_restore(&g);
-	return rc;
+	return trace_open_guarded();
 }
 
 void rec_writer_reset_child(void)
@@ -672,10 +679,7 @@ void rec_writer_open_child(void)
 {
 	if (!try_lock()) /* the only thread of the child: free after the reset */
 		return;
-	rec_xfsz_guard_t g;
-	rec_xfsz_block(&g);
-	rec_trace_open(); /* a failure is warned once and ends this image's recording, as at a first write */
-	rec_xfsz_restore(&g);
+	trace_open_guarded(); /* a failure is warned once and ends this image's recording, as at a first write */
 	unlock();
 }
 
@@ -715,9 +719,5 @@ int rec_writer_new_trace(int window)
 	rec_trace_forget_closed();
 	rec_trace_header_fill();
 	rec_process_reset_child();
-	rec_xfsz_guard_t g;
-	rec_xfsz_block(&g);
-	int rc = rec_trace_open();
-	rec_xfsz_restore(&g);
-	return rc;
+	return trace_open_guarded();
 }

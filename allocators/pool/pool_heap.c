@@ -440,11 +440,11 @@ void *ar_pool_heap_realloc(void *p, size_t size)
 	return ar_realloc_by_copy(p, size);
 }
 
+_Static_assert(AR_SC_COUNT <= AR_POOL_INTERIOR, "a class number must leave class_of's flag bit free");
+
 /* p, inside its block, is about to be handed out: from now on free works
  * out the block's start in p's chunk (AR_POOL_INTERIOR). Outside the range
  * the header path always does. */
-_Static_assert(AR_SC_COUNT <= AR_POOL_INTERIOR, "a class number must leave class_of's flag bit free");
-
 static void mark_interior(const char *p)
 {
 	uintptr_t off = (uintptr_t)p - 1 - ar_pool_region.base;

@@ -30,7 +30,7 @@
 #include "ar_alloc.h"
 #include "size_class.h"
 
-/* A class's list, its malloc counter and the constants its fast paths
+/* A class's list, its free counter and the constants its fast paths
  * need side by side (32 bytes, two bins a line), so a hit reads and writes
  * one cache line for its class and computes nothing from the class number:
  * before, the block size was derived from it and the limit read from a

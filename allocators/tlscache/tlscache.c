@@ -157,10 +157,14 @@ void *ar_core_memalign(size_t align, size_t size)
  * (the reservation refused or outgrown), a large block, or not ours. */
 static __attribute__((noinline)) void free_other(void *p)
 {
+	unsigned cls;
+	char *b;
+	if (ar_pool_find(p, &cls, &b)) {
+		free_small(cls, b, p);
+		return;
+	}
 	ar_chunk_t *c = ar_chunk_of(p);
-	if (c->kind == AR_CHUNK_POOL)
-		free_small(c->index, ar_pool_block_start((const ar_pool_chunk_t *)c, p), p);
-	else if (c->kind == AR_CHUNK_LARGE)
+	if (c->kind == AR_CHUNK_LARGE)
 		ar_large_free(c, p);
 	else
 		ar_fatal("free(): invalid pointer");
