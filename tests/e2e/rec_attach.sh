@@ -241,11 +241,20 @@ expect_eq "process killed while attached: trace truncated but readable (verify 1
 # attaches. The shim writes the manifest and the done file into allocrec's
 # private run directory as that user: before, the window was recorded but
 # allocrec waited until the process exited and then said it wrote no trace.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x /bin/sh ]; then
+# The other user must be able to run the server and load the recorder: a
+# fresh clone in a mktemp -d directory is root's alone, so both are copied
+# where it can (ALLOCRR_SHIM names the copy).
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	chmod 0711 "$W" # the way to pub/ and other/ open to that user
+	mkdir pub && cp "$S" "$B/lib/liballocrr-rec.so" pub/ && chmod -R a+rX pub
+	export ALLOCRR_SHIM=$W/pub/liballocrr-rec.so
+	# run directories handed to that user (other runs' may be there already)
+	theirs_left() { ls -d /tmp/allocrec-attach.* 2>/dev/null | xargs -r stat -c %U 2>/dev/null | grep -c nobody; }
+	theirs_before=$(theirs_left)
 	mkdir other && chown 65534:65534 other && chmod 0700 other
 	mkdir closed && chmod 0700 closed # where that user cannot write
-	chmod 0711 "$W"                  # and the way to other/ open to it
-	(cd other && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$S" st 4 >server.out 2>server.err) &
+	(cd other && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$W/pub/rec_server" st 4 >server.out \
+		2>server.err) &
 	ou=$!; pids+=($ou)
 	orounds() { [ "$(awk '$1=="rounds"{print $2}' other/st 2>/dev/null)" -gt "$1" ] 2>/dev/null; }
 	wait_for orounds 100 || fail "other user: rec_server does not run"
@@ -259,12 +268,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -x /bin/sh ]; then
 	expect_eq "-o where that user cannot write: allocrec -p status" $rc 2
 	grep -q "runs as user 65534, who must be able to create the -o file" closed.err &&
 		ok "-o where that user cannot write: says whose permission is missing" || fail "closed: $(cat closed.err)"
-	expect_eq "another user's process: the run directory removed" "$(ls -d /tmp/allocrec-attach.* 2>/dev/null |
-		xargs -r stat -c %U 2>/dev/null | grep -c nobody)" 0
+	expect_eq "another user's process: its run directories removed" "$(theirs_left)" "$theirs_before"
 	wait_for orounds "$(( $(awk '$1=="rounds"{print $2}' other/st) + 50 ))" &&
 		ok "another user's process: still working after the window" || fail "another user's process stopped"
 	kill -TERM $osrv; wait $ou
 	expect_eq "another user's process: its own check at the end" "$(grep -c 'errors 0' other/server.out)" 1
+	unset ALLOCRR_SHIM
 else
 	echo "skip: recording another user's process needs root and setpriv"
 fi
