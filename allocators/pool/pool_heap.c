@@ -75,6 +75,18 @@ ar_pool_geometry_t ar_pool_geometry[AR_SC_COUNT] __attribute__((aligned(64)));
  * those asking then map chunks elsewhere). */
 static _Atomic uintptr_t region_used;
 
+/* How much of it is committed (readable and writable), grown under
+ * commit_lock in steps of AR_POOL_COMMIT_STEP (at least a chunk). Each
+ * commit is an mprotect, which takes the process's mmap lock for writing
+ * and so waits for every page fault and populate of the other threads, who
+ * then wait for it: with one per 256 KiB chunk, replays of D on 4 threads
+ * (2 cores) spent more of their context switches asleep in mprotect than
+ * anywhere else (perf, sched:sched_switch). Committed but untouched memory
+ * costs no RSS; it is in the tally (bytes_mapped) like any mapping. */
+#define AR_POOL_COMMIT_STEP ((size_t)1 << 20)
+static _Atomic uintptr_t region_committed;
+static ar_lock_t commit_lock = AR_LOCK_INIT;
+
 static void reserve_region(unsigned nclasses)
 {
 	size_t csize = ar_chunk_size();
@@ -97,6 +109,30 @@ static void reserve_region(unsigned nclasses)
 	ar_pool_region.base = (uintptr_t)base;
 }
 
+/* Commit the reserved range up to at least end (a chunk boundary), a step
+ * at a time, or only to end when the kernel refuses a whole step. */
+static int commit_region(uintptr_t end, size_t csize)
+{
+	size_t step = AR_POOL_COMMIT_STEP > csize ? AR_POOL_COMMIT_STEP : csize;
+	int rc = 0;
+	ar_lock(&commit_lock);
+	uintptr_t done = atomic_load_explicit(&region_committed, memory_order_relaxed);
+	while (done < end) {
+		size_t len = ar_pool_region.len - done < step ? ar_pool_region.len - done : step;
+		if (ar_os_commit((char *)ar_pool_region.base + done, len) != 0) {
+			len = end - done;
+			if (ar_os_commit((char *)ar_pool_region.base + done, len) != 0) {
+				rc = -1;
+				break;
+			}
+		}
+		done += len;
+		atomic_store_explicit(&region_committed, done, memory_order_release);
+	}
+	ar_unlock(&commit_lock);
+	return rc;
+}
+
 /* The next chunk of the reserved range, committed and named class cls, or
  * NULL when there is no range, it is used up or the kernel refuses. */
 static ar_pool_chunk_t *chunk_from_region(unsigned cls, size_t csize)
@@ -104,7 +140,10 @@ static ar_pool_chunk_t *chunk_from_region(unsigned cls, size_t csize)
 	if (!ar_pool_region.base)
 		return NULL;
 	uintptr_t at = atomic_fetch_add_explicit(&region_used, csize, memory_order_relaxed);
-	if (at >= ar_pool_region.len || ar_os_commit((char *)ar_pool_region.base + at, csize))
+	if (at >= ar_pool_region.len)
+		return NULL;
+	if (at + csize > atomic_load_explicit(&region_committed, memory_order_acquire) &&
+	    commit_region(at + csize, csize) != 0)
 		return NULL;
 	/* Before any block of the chunk is handed out: whoever frees one got
 	 * it through the class's lock or lists, after this store. */
@@ -199,19 +238,21 @@ static void give_chain(pool_class_t *k, pool_list_t *l, void *first, uint32_t n)
 	pool_list_push(l, first, last, n);
 }
 
-/* Fault in the pages of k's chunk from k->ready up to at least end, in
- * steps of AR_POOL_POPULATE bytes (never past the chunk's carvable end):
- * the blocks carved next will be written there anyway, and one system call
- * costs less than a trap per page (os.h). Replays of D, 5 interleaved:
- * median 14.7 -> 22.3 M calls/s with 32 KiB steps; 16 KiB kept as fast
- * within the noise for less memory (peak heap 4.0 -> 4.2 MiB, 32 KiB: 4.6).
- * At most one step per class beyond what is carved. Called with k->lock
- * held. */
+/* Which pages of k's chunk to fault in so that the blocks up to end are
+ * there: from k->ready to at least end, in steps of AR_POOL_POPULATE bytes
+ * (never past the chunk's carvable end); the blocks carved next will be
+ * written there anyway, and one system call costs less than a trap per page
+ * (os.h). Replays of D, 5 interleaved: median 14.7 -> 22.3 M calls/s with
+ * 32 KiB steps; 16 KiB kept as fast within the noise for less memory (peak
+ * heap 4.0 -> 4.2 MiB, 32 KiB: 4.6). At most one step per class beyond
+ * what is carved. Called with k->lock held: claims [*from, returned end)
+ * for the caller to populate after unlocking. */
 #define AR_POOL_POPULATE ((size_t)16 << 10)
-static void populate(pool_class_t *k, const char *end)
+static char *claim_pages(pool_class_t *k, const char *end, char **from)
 {
+	*from = k->ready;
 	if (end <= k->ready)
-		return;
+		return k->ready;
 	char *stop = k->ready + AR_POOL_POPULATE;
 	if (stop < end)
 		stop = (char *)end;
@@ -219,31 +260,55 @@ static void populate(pool_class_t *k, const char *end)
 	if (stop > limit)
 		stop = limit;
 	stop = (char *)ar_align_up_ptr((uintptr_t)stop, ar_page_size);
-	ar_os_populate(k->ready, (size_t)(stop - k->ready));
 	k->ready = stop;
+	return stop;
 }
 
-/* Carve up to n never-used blocks of class cls, linked through their first
- * word in front of *list, under the class's lock. Returns how many. */
+/* Blocks carved from one chunk in one go, and the pages to fault in. */
+typedef struct carve_run {
+	char *first, *pages, *pages_end;
+	unsigned n;
+} carve_run_t;
+
+/*
+ * Carve up to n never-used blocks of class cls, linked through their first
+ * word in front of *list. Returns how many. The class's lock covers only
+ * moving the bump pointer (and mapping a chunk when one runs out): the
+ * page faults and the writes of the links come after it, so a thread
+ * preempted there holds nobody up (S1 and D on 4 threads, 2 cores: threads
+ * slept on the lock while its holder faulted pages in).
+ */
 static unsigned carve(pool_class_t *k, unsigned cls, unsigned n, void **list)
 {
-	unsigned got = 0;
+	carve_run_t runs[4];
+	unsigned nruns = 0, got = 0;
 	int one = ar_one_thread(); /* nobody to exclude (single_thread.h) */
 	if (!one)
 		ar_lock(&k->lock);
-	while (got < n) {
+	while (got < n && nruns < sizeof runs / sizeof runs[0]) {
 		if (k->bump == k->bump_end && grow(k, cls) != 0)
 			break;
-		void *b = k->bump;
-		k->bump += k->size;
-		populate(k, k->bump);
-		*(void **)b = *list;
-		*list = b;
-		got++;
+		size_t room = (size_t)(k->bump_end - k->bump) / k->size;
+		carve_run_t *r = &runs[nruns++];
+		r->n = (unsigned)(room < n - got ? room : n - got);
+		r->first = k->bump;
+		k->bump += (size_t)r->n * k->size;
+		r->pages_end = claim_pages(k, k->bump, &r->pages);
+		got += r->n;
 	}
 	k->carved += got;
 	if (!one)
 		ar_unlock(&k->lock);
+	for (unsigned i = 0; i < nruns; i++) {
+		carve_run_t *r = &runs[i];
+		if (r->pages_end > r->pages)
+			ar_os_populate(r->pages, (size_t)(r->pages_end - r->pages));
+		char *b = r->first;
+		for (unsigned j = 0; j < r->n; j++, b += k->size) {
+			*(void **)b = *list;
+			*list = b;
+		}
+	}
 	return got;
 }
 
@@ -389,10 +454,12 @@ void ar_pool_heap_fork_prepare(void)
 		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
 			pool_list_fork_prepare(&shards[j][i].list);
 	}
+	ar_lock(&commit_lock); /* taken under a class's lock (grow) */
 }
 
 void ar_pool_heap_fork_parent(void)
 {
+	ar_unlock(&commit_lock);
 	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
 		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
 			pool_list_fork_parent(&shards[j][i].list);
@@ -402,6 +469,7 @@ void ar_pool_heap_fork_parent(void)
 
 void ar_pool_heap_fork_child(void)
 {
+	ar_lock_reinit(&commit_lock);
 	for (unsigned i = 0; i < ar_pool_nclasses; i++) {
 		for (unsigned j = 0; j < AR_POOL_SHARDS; j++)
 			pool_list_fork_child(&shards[j][i].list);

@@ -8,8 +8,9 @@
  * list for the next thread, so counters are never lost.
  *
  * Locks: tc_lock protects the registry lists only; cache contents belong to
- * their thread. Lock order: tc_lock, then the pool heap's class locks, then
- * os.c's metadata lock; the fork handlers take them in that order.
+ * their thread. Lock order: tc_lock, then the pool heap's class locks and
+ * its commit lock, then os.c's metadata lock; the fork handlers take them
+ * in that order.
  */
 #include "tcache.h"
 
@@ -113,7 +114,16 @@ void ar_tc_overflow(ar_tcache_t *tc, unsigned cls)
 	tc_bin_t *b = &tc->bins[cls];
 	if (tc_get_count(b) > b->limit)
 		flush(tc, cls, ar_tc_batch[cls]);
-	if (tc->cached_bytes > ar_tc_cap) {
+	if (tc->cached_bytes <= ar_tc_cap)
+		return;
+	/* Mallocs took blocks without taking them off cached_bytes: count. */
+	size_t exact = 0;
+	for (unsigned c = 0; c < ar_pool_nclasses; c++)
+		exact += (size_t)tc_get_count(&tc->bins[c]) * tc->bins[c].block_bytes;
+	tc->cached_bytes = exact;
+	/* Within an eighth of the cap counts as over, so that a cache
+	 * hovering just below it is not recounted on every free. */
+	if (exact > ar_tc_cap - ar_tc_cap / 8) {
 		/* Over the per-thread cap: halve every bin, so memory parked in
 		 * classes this thread stopped using goes back too. */
 		for (unsigned c = 0; c < ar_pool_nclasses && tc->cached_bytes > ar_tc_cap / 2; c++) {
@@ -143,8 +153,8 @@ void ar_tc_stats(ar_alloc_stats_t *out, uint64_t cached[AR_SC_COUNT], uint64_t a
 	ar_lock(&tc_lock);
 	for (ar_tcache_t *tc = tc_all; tc; tc = tc->next) {
 		for (unsigned c = 0; c < AR_SC_COUNT; c++) {
-			uint32_t count = tc_get_count(&tc->bins[c]);
-			uint64_t frees = atomic_load_explicit(&tc->bins[c].frees, memory_order_relaxed);
+			uint32_t count = __atomic_load_n(&tc->bins[c].count, __ATOMIC_RELAXED);
+			uint64_t frees = __atomic_load_n(&tc->bins[c].frees, __ATOMIC_RELAXED);
 			uint64_t in = atomic_load_explicit(&tc->moved_in[c], memory_order_relaxed);
 			uint64_t out_ = atomic_load_explicit(&tc->moved_out[c], memory_order_relaxed);
 			cached[c] += count;

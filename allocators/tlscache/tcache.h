@@ -10,11 +10,20 @@
  *
  * Invariants:
  *   - bins[c] is a NULL-terminated list of exactly count free blocks of class
- *     c; cached_bytes = sum over c of count * class size;
- *   - a list never holds more than 2 * batch(c) blocks, and cached_bytes
- *     never stays above the per-thread cap after a free returns;
+ *     c;
+ *   - a list never holds more than 2 * batch(c) blocks;
+ *   - cached_bytes >= the cache's size, the sum over c of count * class
+ *     size: a free adds its block, a malloc takes nothing off (one add and
+ *     a cache line less on the hit path), and when the sum passes the
+ *     per-thread cap it is recounted exactly (ar_tc_overflow). So the cache
+ *     never stays above the cap after a free returns;
  *   - counters other threads read for statistics (counts, misses, ...) are
- *     written only by the owner, with relaxed atomic stores;
+ *     written only by the owner; readers load them relaxed (__atomic_load_n)
+ *     and may see them a moment late. The two a hit or a free writes, a
+ *     bin's count and frees, are plain aligned words the owner stores
+ *     plainly: as _Atomic fields (relaxed stores, or volatile) gcc computed
+ *     each address apart, 4 more instructions a free on S1 (callgrind).
+ *     Elsewhere relaxed atomic stores;
  *   - a malloc counts nothing: every block a bin ever held came in by a free
  *     (frees) or a refill (moved_in) and left by a malloc, a flush
  *     (moved_out) or is still there (count), so the cache-path mallocs of
@@ -38,10 +47,10 @@
  * (callgrind; docs/BENCHMARKS.md). */
 typedef struct tc_bin {
 	void *head;
-	_Atomic uint32_t count;
+	uint32_t count;
 	uint32_t block_bytes;   /* ar_sc_size(class) */
 	uint32_t limit;         /* 2 * ar_tc_batch[class]: longer, a free flushes */
-	_Atomic uint64_t frees; /* cache-path frees of this class */
+	uint64_t frees;         /* cache-path frees of this class */
 } __attribute__((aligned(32))) tc_bin_t;
 
 /* The cold fields come first: the cache starts at its mapping's page
@@ -82,7 +91,8 @@ ar_tcache_t *ar_tc_create(void);
  * return one block (NULL when out of memory). */
 void *ar_tc_refill(ar_tcache_t *tc, unsigned cls);
 
-/* After a push made bin cls too long or the cache too big: give blocks back. */
+/* After a push made bin cls too long or cached_bytes pass the cap: give
+ * blocks back. */
 void ar_tc_overflow(ar_tcache_t *tc, unsigned cls);
 
 /* Sum over every thread's cache: blocks cached and cache-path mallocs per
@@ -98,12 +108,12 @@ void ar_tc_fork_child(void);
 
 static inline void tc_set_count(tc_bin_t *b, uint32_t n)
 {
-	atomic_store_explicit(&b->count, n, memory_order_relaxed);
+	b->count = n;
 }
 
 static inline uint32_t tc_get_count(tc_bin_t *b)
 {
-	return atomic_load_explicit(&b->count, memory_order_relaxed);
+	return b->count;
 }
 
 /* Owner-only counter increment: a plain load and store, no lock prefix. */
