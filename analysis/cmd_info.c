@@ -94,6 +94,7 @@ static void json_process(const ar_reader_t *r)
 					  : p->peak_source == AR_PEAK_SAMPLED ? "\"sampled\""
 									      : "\"unsaid\"");
 	json_figure("end_rss_bytes", has, has ? p->end_rss_bytes : 0);
+	json_figure("recorder_rss_bytes", has, has ? p->recorder_rss_bytes : 0);
 	json_figure("process_end_time_ns", has, has ? p->end_time_ns : 0);
 	int cpu = has && p->has_cpu;
 	json_measured("cpu_user_ns", cpu, cpu ? p->cpu_user_ns : 0);
@@ -207,6 +208,11 @@ static void text_process(const ar_reader_t *r)
 									       : "VmHWM";
 		printf("process RSS       start %.1f MiB, peak %s (%s), at close %s; %u samples\n",
 		       (double)p->start_rss_bytes / 1048576.0, peak, how, end, ar_reader_rss_count(r));
+		/* SPEC 6.10: the part of the peak that is not the program's */
+		if (p->recorder_rss_bytes)
+			printf("recorder memory   %.1f MiB of the peak RSS is the recorder's own (its buffers; "
+			       "since allocrr-rec 1.1 also the libraries only it loaded)\n",
+			       (double)p->recorder_rss_bytes / 1048576.0);
 		text_cpu(p, (ar_reader_header(r)->flags & AR_HDR_WINDOW) != 0);
 		text_machine(p);
 	} else if (ar_reader_rss_count(r)) {

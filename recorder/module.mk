@@ -11,7 +11,7 @@
 
 REC_SHIM_SRCS := recorder/rec_hooks.c recorder/rec_lifecycle.c recorder/rec_config.c \
 	recorder/rec_thread.c recorder/rec_writer.c recorder/rec_tracefile.c recorder/rec_mem.c \
-	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_fds.c recorder/rec_clock.c recorder/rec_process.c recorder/rec_cost.c common/cpu.c \
+	recorder/rec_stacks.c recorder/rec_signal.c recorder/rec_fds.c recorder/rec_clock.c recorder/rec_process.c recorder/rec_ownlibs.c recorder/rec_cost.c common/cpu.c \
 	recorder/rec_window.c recorder/rec_control.c recorder/rec_ctl_dir.c \
 	allocators/registry_probe.c
 # Attach (allocrec -p PID): the injected shim's entry points and GOT rebinding.

@@ -221,6 +221,8 @@ static void read_config(void)
 	rec_cfg.stream_fd = rec_getenv_int("ALLOCRR_STREAM_FD", -1);
 	if ((s = getenv("ALLOCRR_STREAM_STATS")) != NULL)
 		rec_strlcpy(rec_cfg.stream_stats, s, sizeof rec_cfg.stream_stats);
+	if ((s = setting("ALLOCRR_MEM_REPORT")) != NULL)
+		rec_strlcpy(rec_cfg.mem_report, s, sizeof rec_cfg.mem_report);
 }
 
 void rec_config_read(void)

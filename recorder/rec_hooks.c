@@ -32,6 +32,7 @@
 #include "rec_cost.h"
 #include "rec_fast.h"
 #include "rec_internal.h"
+#include "rec_ownlibs.h"
 
 #define AR_EXPORT __attribute__((visibility("default")))
 
@@ -667,6 +668,11 @@ AR_EXPORT void *dlopen(const char *file, int flags)
 	rec_loader_enter(0);
 	void *h = real_dlopen(file, flags);
 	rec_loader_leave(0);
+	if (h && !rec_tls.in_shim) {
+		int saved = errno;
+		rec_own_dlopened(h); /* its memory: a library of ours it needs is now the program's too */
+		errno = saved;
+	}
 	if (h && rec_cfg.stack_depth && !rec_tls.in_shim && atomic_load(&rec_state) == REC_ON) {
 		int saved = errno;
 		rec_tls.in_shim = REC_SHIM_INTERNAL;

@@ -46,7 +46,7 @@
 #include "ar_trace.h"
 #include "rec_stamp.h"
 
-#define REC_VERSION "allocrr-rec 1.0"
+#define REC_VERSION "allocrr-rec 1.1" /* 1.1: the recorder memory figure counts the libraries only it loaded */
 #define REC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define REC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define REC_CACHELINE 64
@@ -69,6 +69,8 @@ typedef struct rec_config {
 			       * windows come from the control channel (rec_control.c) */
 	int stream_fd;        /* ALLOCRR_STREAM_FD: the first image's trace goes to this inherited descriptor, -1 = none */
 	char stream_stats[1024]; /* ALLOCRR_STREAM_STATS: where the stream's totals go at its end, for allocrec */
+	char mem_report[1024]; /* ALLOCRR_MEM_REPORT: a file each trace's close appends the parts of its
+				* recorder memory figure to (rec_process.c), for tests and diagnosis */
 	unsigned time_every;  /* ALLOCRR_TIME_EVERY: while a thread calls alone and densely,
 			       * read the clock once per this many events (rec_stamp.h) */
 	unsigned time_unit_ns; /* ALLOCRR_TIME_UNIT: the trace's time unit (rec_defaults.h) */
@@ -509,6 +511,9 @@ void rec_stacks_fork_child(void);
  * whoever makes it: dl_iterate_phdr (iterate = 1: held for the whole call),
  * dlopen and dlclose (iterate = 0: held for a list update inside). */
 void rec_loader_enter(int iterate);
+/* dl_iterate_phdr behind the same gate as the shim's unwinding (rec_stacks.c). */
+struct dl_phdr_info;
+int rec_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 void rec_loader_leave(int iterate);
 
 /* ---- signals (rec_signal.c) -------------------------------------------------------- */

@@ -11,16 +11,26 @@
  * start-up is over. The first block written after the trace is opened
  * carries the ALLOCATOR record and the start sample.
  *
+ * The recorder's own memory at the highest sample (SPEC 6.10), which a
+ * prediction takes out of the peak, is what only the recorder made
+ * resident: the pages of its mappings (rec_mem.c: buffers, the compressor's
+ * workspace) and of the libraries only it loaded (rec_ownlibs.c: the shim,
+ * libzstd, libunwind, liblzma, unless the program needs them itself). On a
+ * program of a few MB those libraries are a tenth of its peak or more
+ * (docs/FIDELITY.md, "nginx's workers").
+ *
  * Invariants: only the writer lock's holder touches the sample buffer and
- * the identity; /proc/self/statm is opened once per process image (again in
- * a fork child: the parent's fd names the parent) and moved high like the
- * trace's fd, and every read first checks the fd still is that file, so a
- * program that closes and reuses the number never has its file read; a
- * failed read ends sampling quietly (a trace without samples is legal,
- * SPEC 6.9).
+ * the identity; /proc/self/statm and /proc/self/pagemap are opened once
+ * per process image (again in a fork child: the parent's fds name the
+ * parent) and moved high like the trace's fd, and every read first checks
+ * the fd still is that file, so a program that closes and reuses the
+ * number never has its file read; a failed read ends sampling quietly (a
+ * trace without samples is legal, SPEC 6.9), and a pagemap that cannot be
+ * read leaves the libraries uncounted, as before.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -29,6 +39,7 @@
 #include "ar_readfile.h"
 #include "rec_cost.h"
 #include "rec_internal.h"
+#include "rec_ownlibs.h"
 #include "registry_int.h"
 
 /* SPEC 6.9: the sampling period, doubled after every THIN_EVERY samples so
@@ -40,9 +51,13 @@
  * most that second of them. */
 #define FLUSH_NS 1000000000u
 
-static int statm_fd = -1;
-static dev_t statm_dev;
-static ino_t statm_ino;
+/* A /proc/self file kept open for this process image. */
+typedef struct proc_fd {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} proc_fd_t;
+static proc_fd_t statm = {-1, 0, 0}, pagemap = {-1, 0, 0};
 static uint64_t page_size;
 
 static ar_rss_sample_t start_sample; /* read at start-up; seq 0 */
@@ -52,8 +67,17 @@ static ar_reg_identity_t ident;
 static uint8_t sbuf[16 * 1024];
 static ar_metabuf_t samples;
 static uint64_t flushed_ns, next_ns, interval_ns, nsamples;
-/* The highest RSS sampled, and how much of it was the recorder's own. */
-static uint64_t max_rss, recorder_at_max;
+/* The highest RSS sampled, and how much of it was the recorder's own, in
+ * parts (ALLOCRR_MEM_REPORT says them). */
+#define REPORT_LIBS 16
+typedef struct recorder_mem {
+	uint64_t total, maps;
+	size_t nlibs;
+	const char *lib[REPORT_LIBS];
+	uint64_t lib_bytes[REPORT_LIBS];
+} recorder_mem_t;
+static uint64_t max_rss;
+static recorder_mem_t recorder_at_max;
 /* The process's CPU times and its writers' when this trace began: a
  * window's trace holds only what came after (SPEC 6.10). */
 static uint64_t cpu_user_start, cpu_sys_start, writer_cpu_start;
@@ -104,18 +128,50 @@ static uint64_t machine_busy_ns(void)
 	return busy * (1000000000u / clock_tick);
 }
 
+/* f's descriptor when it still is the file opened, else -1 (and f
+ * forgets it: never read or closed again). */
+static int proc_fd_check(proc_fd_t *f)
+{
+	struct stat st;
+	if (f->fd >= 0 && (fstat(f->fd, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino))
+		f->fd = -1;
+	return f->fd;
+}
+
+static void proc_fd_open(proc_fd_t *f, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	f->fd = -1;
+	if (fd < 0)
+		return;
+	fd = rec_move_fd_high(fd);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->fd = fd;
+	rec_fd_own(&f->fd, NULL, NULL);
+}
+
+/* Close f (in a fork child the parent's file, before a new trace this
+ * image's), unless the program took the number. */
+static void proc_fd_drop(proc_fd_t *f)
+{
+	if (proc_fd_check(f) >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
 /* Resident bytes now, or 0 when /proc cannot tell (sampling then stops). */
 static uint64_t read_rss(void)
 {
-	struct stat st;
-	if (statm_fd < 0)
+	if (proc_fd_check(&statm) < 0)
 		return 0;
-	if (fstat(statm_fd, &st) != 0 || st.st_dev != statm_dev || st.st_ino != statm_ino) {
-		statm_fd = -1; /* no longer ours: never read or close it again */
-		return 0;
-	}
 	char buf[128];
-	ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
+	ssize_t n = pread(statm.fd, buf, sizeof buf - 1, 0);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -142,22 +198,12 @@ static uint64_t read_hwm(void)
 	return parse_u64(p) * 1024u;
 }
 
-static void open_statm(void)
+/* The recorder's own resident memory now, in parts. */
+static void recorder_now(recorder_mem_t *m)
 {
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	statm_fd = -1;
-	if (fd < 0)
-		return;
-	fd = rec_move_fd_high(fd);
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return;
-	}
-	statm_dev = st.st_dev;
-	statm_ino = st.st_ino;
-	statm_fd = fd;
-	rec_fd_own(&statm_fd, NULL, NULL);
+	m->maps = rec_mem_resident_bytes();
+	uint64_t libs = rec_own_resident(proc_fd_check(&pagemap), m->lib, m->lib_bytes, REPORT_LIBS, &m->nlibs);
+	m->total = m->maps + libs;
 }
 
 /* A new trace of this process image starts now: the start sample. */
@@ -167,7 +213,8 @@ static void start_now(void)
 	page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	long tick = sysconf(_SC_CLK_TCK);
 	clock_tick = tick > 0 && tick <= 1000000000 ? (uint64_t)tick : 0;
-	open_statm();
+	proc_fd_open(&statm, "/proc/self/statm");
+	proc_fd_open(&pagemap, "/proc/self/pagemap");
 	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
 	struct rusage ru;
 	cpu_user_start = cpu_sys_start = 0;
@@ -180,7 +227,8 @@ static void start_now(void)
 	machine_busy_start = machine_busy_ns();
 	rec_cost_restart();
 	start_written = 0;
-	max_rss = recorder_at_max = 0;
+	max_rss = 0;
+	memset(&recorder_at_max, 0, sizeof recorder_at_max);
 	ar_metabuf_reset(&samples, sbuf, sizeof sbuf);
 	interval_ns = SAMPLE_NS;
 	nsamples = 1;
@@ -192,14 +240,14 @@ static void start_now(void)
 void rec_process_init(void)
 {
 	start_now();
+	/* once per image: a fork child has the same objects */
+	rec_own_scan((const void *)rec_process_init, rec_loader_iterate);
 }
 
 void rec_process_reset_child(void)
 {
-	struct stat st;
-	/* The parent's /proc/PID/statm, unless the program took the number. */
-	if (statm_fd >= 0 && fstat(statm_fd, &st) == 0 && st.st_dev == statm_dev && st.st_ino == statm_ino)
-		close(statm_fd);
+	proc_fd_drop(&statm);
+	proc_fd_drop(&pagemap);
 	start_now();
 }
 
@@ -246,14 +294,14 @@ void rec_process_write_start(void)
 uint64_t rec_process_tick(uint64_t now)
 {
 	rec_process_write_start();
-	if (statm_fd >= 0 && now >= next_ns) {
+	if (statm.fd >= 0 && now >= next_ns) {
 		ar_rss_sample_t s = {rec_event_time_ns(), atomic_load_explicit(&rec_seq.n, memory_order_relaxed),
 				     read_rss()};
 		if (s.rss_bytes && ar_meta_rss_sample(&samples, &s) == 0 && ++nsamples % THIN_EVERY == 0)
 			interval_ns *= 2;
 		if (s.rss_bytes >= max_rss) {
 			max_rss = s.rss_bytes;
-			recorder_at_max = rec_mem_resident_bytes();
+			recorder_now(&recorder_at_max);
 		}
 		/* Late wake-ups (a loaded machine) are not made up for. */
 		next_ns = (now - next_ns < interval_ns ? next_ns : now) + interval_ns;
@@ -262,9 +310,35 @@ uint64_t rec_process_tick(uint64_t now)
 		write_block(&samples);
 		flushed_ns = now;
 	}
-	if (statm_fd < 0)
+	if (statm.fd < 0)
 		return UINT64_MAX;
 	return next_ns > now ? next_ns - now : 0;
+}
+
+/* ALLOCRR_MEM_REPORT: the parts of the recorder memory figure this trace
+ * stores, appended as "PID maps BYTES", "PID lib FILE BYTES" (one line a
+ * library counted), "PID recorder BYTES" (their sum, the PROCESS record's
+ * figure) and "PID peak BYTES" (the record's peak). */
+static void mem_report(const ar_process_info_t *pi)
+{
+	if (!rec_cfg.mem_report[0])
+		return;
+	int fd = open(rec_cfg.mem_report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	char text[2048];
+	int pid = (int)rec_pid, n = snprintf(text, sizeof text, "%d maps %llu\n", pid,
+					     (unsigned long long)recorder_at_max.maps);
+	for (size_t i = 0; i < recorder_at_max.nlibs && n < (int)sizeof text - 200; i++)
+		n += snprintf(text + n, sizeof text - (size_t)n, "%d lib %s %llu\n", pid, recorder_at_max.lib[i],
+			      (unsigned long long)recorder_at_max.lib_bytes[i]);
+	n += snprintf(text + n, sizeof text - (size_t)n, "%d recorder %llu\n%d peak %llu\n", pid,
+		      (unsigned long long)pi->recorder_rss_bytes, pid, (unsigned long long)pi->peak_rss_bytes);
+	if (n > (int)sizeof text - 1)
+		n = (int)sizeof text - 1;
+	ssize_t w = write(fd, text, (size_t)n); /* O_APPEND: one write, whole */
+	(void)w;
+	close(fd);
 }
 
 void rec_process_close(void)
@@ -284,7 +358,7 @@ void rec_process_close(void)
 	uint64_t end_rss = read_rss();
 	if (end_rss >= max_rss) { /* the peak may be now: a short program has no other sample */
 		max_rss = end_rss;
-		recorder_at_max = rec_mem_resident_bytes();
+		recorder_now(&recorder_at_max);
 	}
 	pi.peak_rss_bytes = hwm;
 	pi.peak_source = AR_PEAK_HWM;
@@ -295,7 +369,7 @@ void rec_process_close(void)
 		pi.peak_rss_bytes = max_rss > start_sample.rss_bytes ? max_rss : start_sample.rss_bytes;
 		pi.peak_source = AR_PEAK_SAMPLED;
 	}
-	pi.recorder_rss_bytes = recorder_at_max;
+	pi.recorder_rss_bytes = recorder_at_max.total;
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		pi.cpu_user_ns = tv_ns(ru.ru_utime);
@@ -328,5 +402,6 @@ void rec_process_close(void)
 		ar_meta_process(&samples, &pi);
 	}
 	write_block(&samples);
+	mem_report(&pi);
 	errno = saved;
 }

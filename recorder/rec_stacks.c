@@ -467,6 +467,16 @@ void rec_modules_scan(rec_thread_t *t)
 	gate_leave();
 }
 
+/* dl_iterate_phdr behind the fork gate, for the shim's other walks of the
+ * loaded objects (rec_ownlibs.c at start-up). */
+int rec_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	gate_enter(0);
+	int r = dl_iterate_phdr(cb, arg);
+	gate_leave();
+	return r;
+}
+
 /* Fork child: a new trace needs every stack and module again. */
 void rec_stacks_reset_child(void)
 {

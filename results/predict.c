@@ -24,8 +24,9 @@
  * page faults from touching, waits). The replay's peak RSS is the worker's
  * whole anonymous peak, so an allocator's fixed start-up footprint (its
  * arenas and caches before the first call) counts as well as its heap; the
- * recorder's buffers, which the recorded VmHWM includes, are taken out.
- * Why a
+ * recorder's own memory, which the recorded VmHWM includes, is taken out
+ * (SPEC 6.10: its buffers, and since allocrr-rec 1.1 the libraries only it
+ * loaded, half a MB or more that weighs on a program of a few MB). Why a
  * difference and not the replay's ratio: replay runs only the heap calls,
  * so the ratio of two replays weighs the allocator as if the program did
  * nothing else — the exaggeration issue 14 measured (1.5-4x). The program's

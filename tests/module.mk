@@ -19,6 +19,9 @@ $(BUILD)/tests/test_livemap: $(call objs,analysis/livemap.c)
 $(BUILD)/tests/test_heapstats: $(call objs,analysis/heapstats.c analysis/livemap.c)
 $(BUILD)/obj/tests/unit/test_livemap.o $(BUILD)/obj/tests/unit/test_heapstats.o: CFLAGS_OUR += -Ianalysis
 $(BUILD)/obj/tests/unit/test_rec_stamp.o: CFLAGS_OUR += -Irecorder
+# which loaded objects are the recorder's memory (recorder/rec_ownlibs.c, libc only)
+$(BUILD)/tests/test_rec_ownlibs: $(call objs,recorder/rec_ownlibs.c)
+$(BUILD)/obj/tests/unit/test_rec_ownlibs.o: CFLAGS_OUR += -Irecorder
 
 UNIT_TESTS += $(TEST_UNIT_BINS)
 E2E_TESTS += $(sort $(wildcard tests/e2e/*.sh))
