@@ -1,7 +1,8 @@
 /*
  * rec_fds.c — the descriptors the shim keeps open for the life of a trace
- * (the trace file, /proc/self/statm) survive what the program does to
- * descriptors it believes are free: close, close_range, closefrom (the
+ * (the trace file; /proc/self/statm, pagemap and status) survive what the
+ * program does to descriptors it believes are free: close, close_range,
+ * closefrom (the
  * daemon idiom closes 3..1023 or everything) and dup2/dup3 onto them.
  *
  * Where they live: above the program's RLIMIT_NOFILE soft limit when the
@@ -45,7 +46,7 @@
 #include "rec_internal.h"
 
 #define AR_EXPORT __attribute__((visibility("default")))
-#define REC_FD_SLOTS 4
+#define REC_FD_SLOTS 6
 
 /* A descriptor is ours while *slot holds its number (the owner sets -1). */
 typedef struct owned {

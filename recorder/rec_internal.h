@@ -430,6 +430,9 @@ void rec_process_write_start(void);
  * the waiting ones every second. Returns ns until the next sample is due
  * (UINT64_MAX when sampling stopped). */
 uint64_t rec_process_tick(uint64_t now_ns);
+/* wlock holder, around each block write: note the recorder's own memory
+ * when the kernel's high-water mark has risen since the last look. */
+void rec_process_observe(void);
 /* wlock holder, closing an open trace: the last sample, the PROCESS record. */
 void rec_process_close(void);
 

@@ -11,16 +11,18 @@
  * start-up is over. The first block written after the trace is opened
  * carries the ALLOCATOR record and the start sample.
  *
- * The recorder's own memory at the highest sample (SPEC 6.10), which a
- * prediction takes out of the peak, is what only the recorder made
- * resident: the pages of its mappings (rec_mem.c: buffers, the compressor's
- * workspace) and of the libraries only it loaded (rec_ownlibs.c: the shim,
- * libzstd, libunwind, liblzma, unless the program needs them itself). On a
- * program of a few MB those libraries are a tenth of its peak or more
+ * The recorder's own memory at the peak (SPEC 6.10), which a prediction
+ * takes out of the peak, is what only the recorder made resident: the
+ * pages of its mappings (rec_mem.c: buffers, the compressor's workspace)
+ * and of the libraries only it loaded (rec_ownlibs.c: the shim, libzstd,
+ * libunwind, liblzma, unless the program needs them itself), as of when
+ * VmHWM reached the peak (saw_hwm). On a program of a few MB those
+ * libraries are a tenth of its peak or more, and the compressor's first
+ * full block half a MB more, which may come after the program's peak
  * (docs/FIDELITY.md, "nginx's workers").
  *
  * Invariants: only the writer lock's holder touches the sample buffer and
- * the identity; /proc/self/statm and /proc/self/pagemap are opened once
+ * the identity; /proc/self/statm, pagemap and status are opened once
  * per process image (again in a fork child: the parent's fds name the
  * parent) and moved high like the trace's fd, and every read first checks
  * the fd still is that file, so a program that closes and reuses the
@@ -57,7 +59,7 @@ typedef struct proc_fd {
 	dev_t dev;
 	ino_t ino;
 } proc_fd_t;
-static proc_fd_t statm = {-1, 0, 0}, pagemap = {-1, 0, 0};
+static proc_fd_t statm = {-1, 0, 0}, pagemap = {-1, 0, 0}, status = {-1, 0, 0};
 static uint64_t page_size;
 
 static ar_rss_sample_t start_sample; /* read at start-up; seq 0 */
@@ -67,8 +69,10 @@ static ar_reg_identity_t ident;
 static uint8_t sbuf[16 * 1024];
 static ar_metabuf_t samples;
 static uint64_t flushed_ns, next_ns, interval_ns, nsamples;
-/* The highest RSS sampled, and how much of it was the recorder's own, in
- * parts (ALLOCRR_MEM_REPORT says them). */
+/* The highest RSS sampled and how much of it was the recorder's own; the
+ * highest VmHWM seen, and the best lower bound of the program's own peak
+ * from the looks at it (rec_process_observe) with the VmHWM and the
+ * recorder's memory, in parts, that gave it (ALLOCRR_MEM_REPORT). */
 #define REPORT_LIBS 16
 typedef struct recorder_mem {
 	uint64_t total, maps;
@@ -76,8 +80,8 @@ typedef struct recorder_mem {
 	const char *lib[REPORT_LIBS];
 	uint64_t lib_bytes[REPORT_LIBS];
 } recorder_mem_t;
-static uint64_t max_rss;
-static recorder_mem_t recorder_at_max;
+static uint64_t max_rss, hwm_seen, program_peak;
+static recorder_mem_t recorder_at_max, recorder_at_best;
 /* The process's CPU times and its writers' when this trace began: a
  * window's trace holds only what came after (SPEC 6.10). */
 static uint64_t cpu_user_start, cpu_sys_start, writer_cpu_start;
@@ -184,11 +188,15 @@ static uint64_t read_rss(void)
 	return parse_u64(p) * page_size;
 }
 
-/* VmHWM of /proc/self/status in bytes, 0 when unknown. */
-static uint64_t read_hwm(void)
+/* VmHWM of /proc/self/status in bytes, 0 when unknown; through the kept
+ * descriptor, else (kept_only 0: at start and close) by opening the file. */
+static uint64_t read_hwm(int kept_only)
 {
 	char buf[4096];
-	if (ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
+	ssize_t n = proc_fd_check(&status) >= 0 ? pread(status.fd, buf, sizeof buf - 1, 0) : -1;
+	if (n > 0)
+		buf[n] = 0;
+	else if (kept_only || ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
 		return 0;
 	const char *p = strstr(buf, "\nVmHWM:");
 	if (!p)
@@ -206,6 +214,29 @@ static void recorder_now(recorder_mem_t *m)
 	m->total = m->maps + libs;
 }
 
+/* The kernel's high-water mark is not timed. When VmHWM h has risen since
+ * the last look, the peak came in between, when the recorder's memory was
+ * at most what it is now (it only grows: buffers fill, the compressor's
+ * workspace and code come at the first blocks): so the program's own peak
+ * is at least h less the recorder's memory now, and the best of these
+ * bounds is kept. The recorder grows in steps where a block is written, so
+ * the writer looks on both sides of each block (rec_writer.c) as well as at
+ * every sample: a peak reached before a step is not charged with it, and
+ * a later rise of VmHWM that is only the kernel's per-CPU counters
+ * catching up does not lower the bound. */
+static void saw_hwm(uint64_t h)
+{
+	if (h <= hwm_seen)
+		return;
+	hwm_seen = h;
+	recorder_mem_t now;
+	recorder_now(&now);
+	if (h > now.total && h - now.total >= program_peak) {
+		program_peak = h - now.total;
+		recorder_at_best = now;
+	}
+}
+
 /* A new trace of this process image starts now: the start sample. */
 static void start_now(void)
 {
@@ -215,6 +246,7 @@ static void start_now(void)
 	clock_tick = tick > 0 && tick <= 1000000000 ? (uint64_t)tick : 0;
 	proc_fd_open(&statm, "/proc/self/statm");
 	proc_fd_open(&pagemap, "/proc/self/pagemap");
+	proc_fd_open(&status, "/proc/self/status");
 	start_sample = (ar_rss_sample_t){rec_event_time_ns(), 0, read_rss()};
 	struct rusage ru;
 	cpu_user_start = cpu_sys_start = 0;
@@ -223,12 +255,14 @@ static void start_now(void)
 		cpu_sys_start = tv_ns(ru.ru_stime);
 	}
 	writer_cpu_start = rec_writer_cpu_total_ns();
-	hwm_start = read_hwm();
+	hwm_start = read_hwm(0);
 	machine_busy_start = machine_busy_ns();
 	rec_cost_restart();
 	start_written = 0;
 	max_rss = 0;
 	memset(&recorder_at_max, 0, sizeof recorder_at_max);
+	hwm_seen = program_peak = 0;
+	saw_hwm(hwm_start);
 	ar_metabuf_reset(&samples, sbuf, sizeof sbuf);
 	interval_ns = SAMPLE_NS;
 	nsamples = 1;
@@ -239,15 +273,16 @@ static void start_now(void)
 
 void rec_process_init(void)
 {
-	start_now();
 	/* once per image: a fork child has the same objects */
 	rec_own_scan((const void *)rec_process_init, rec_loader_iterate);
+	start_now();
 }
 
 void rec_process_reset_child(void)
 {
 	proc_fd_drop(&statm);
 	proc_fd_drop(&pagemap);
+	proc_fd_drop(&status);
 	start_now();
 }
 
@@ -291,6 +326,11 @@ void rec_process_write_start(void)
 	rec_trace_write_meta(&m);
 }
 
+void rec_process_observe(void)
+{
+	saw_hwm(read_hwm(1));
+}
+
 uint64_t rec_process_tick(uint64_t now)
 {
 	rec_process_write_start();
@@ -303,6 +343,7 @@ uint64_t rec_process_tick(uint64_t now)
 			max_rss = s.rss_bytes;
 			recorder_now(&recorder_at_max);
 		}
+		rec_process_observe();
 		/* Late wake-ups (a loaded machine) are not made up for. */
 		next_ns = (now - next_ns < interval_ns ? next_ns : now) + interval_ns;
 	}
@@ -317,9 +358,10 @@ uint64_t rec_process_tick(uint64_t now)
 
 /* ALLOCRR_MEM_REPORT: the parts of the recorder memory figure this trace
  * stores, appended as "PID maps BYTES", "PID lib FILE BYTES" (one line a
- * library counted), "PID recorder BYTES" (their sum, the PROCESS record's
- * figure) and "PID peak BYTES" (the record's peak). */
-static void mem_report(const ar_process_info_t *pi)
+ * library counted), "PID later BYTES" (how far VmHWM rose after the look
+ * that bounded the program's peak best), "PID recorder BYTES" (their sum,
+ * the PROCESS record's figure) and "PID peak BYTES" (the record's peak). */
+static void mem_report(const ar_process_info_t *pi, const recorder_mem_t *r)
 {
 	if (!rec_cfg.mem_report[0])
 		return;
@@ -327,11 +369,12 @@ static void mem_report(const ar_process_info_t *pi)
 	if (fd < 0)
 		return;
 	char text[2048];
-	int pid = (int)rec_pid, n = snprintf(text, sizeof text, "%d maps %llu\n", pid,
-					     (unsigned long long)recorder_at_max.maps);
-	for (size_t i = 0; i < recorder_at_max.nlibs && n < (int)sizeof text - 200; i++)
-		n += snprintf(text + n, sizeof text - (size_t)n, "%d lib %s %llu\n", pid, recorder_at_max.lib[i],
-			      (unsigned long long)recorder_at_max.lib_bytes[i]);
+	int pid = (int)rec_pid, n = snprintf(text, sizeof text, "%d maps %llu\n", pid, (unsigned long long)r->maps);
+	for (size_t i = 0; i < r->nlibs && n < (int)sizeof text - 200; i++)
+		n += snprintf(text + n, sizeof text - (size_t)n, "%d lib %s %llu\n", pid, r->lib[i],
+			      (unsigned long long)r->lib_bytes[i]);
+	uint64_t later = pi->recorder_rss_bytes > r->total ? pi->recorder_rss_bytes - r->total : 0;
+	n += snprintf(text + n, sizeof text - (size_t)n, "%d later %llu\n", pid, (unsigned long long)later);
 	n += snprintf(text + n, sizeof text - (size_t)n, "%d recorder %llu\n%d peak %llu\n", pid,
 		      (unsigned long long)pi->recorder_rss_bytes, pid, (unsigned long long)pi->peak_rss_bytes);
 	if (n > (int)sizeof text - 1)
@@ -351,7 +394,7 @@ void rec_process_close(void)
 	memset(&pi, 0, sizeof pi);
 	pi.start_rss_bytes = start_sample.rss_bytes;
 	pi.start_time_ns = start_sample.time_ns;
-	uint64_t hwm = read_hwm();
+	uint64_t hwm = read_hwm(0);
 	pi.end_rss_bytes = read_rss();
 	pi.end_time_ns = rec_event_time_ns();
 	pi.sample_interval_ns = SAMPLE_NS;
@@ -360,6 +403,12 @@ void rec_process_close(void)
 		max_rss = end_rss;
 		recorder_now(&recorder_at_max);
 	}
+	saw_hwm(hwm); /* the peak may be now */
+	/* the part of the peak that is not the program's */
+	const recorder_mem_t *rec_mem = &recorder_at_best;
+	pi.recorder_rss_bytes = hwm && program_peak ? hwm - program_peak : recorder_at_max.total;
+	if (!hwm || !program_peak)
+		rec_mem = &recorder_at_max;
 	pi.peak_rss_bytes = hwm;
 	pi.peak_source = AR_PEAK_HWM;
 	if (rec_window_info() && (hwm <= hwm_start || !hwm_start)) {
@@ -368,8 +417,9 @@ void rec_process_close(void)
 		 * sample, the start's and the close's included. */
 		pi.peak_rss_bytes = max_rss > start_sample.rss_bytes ? max_rss : start_sample.rss_bytes;
 		pi.peak_source = AR_PEAK_SAMPLED;
+		rec_mem = &recorder_at_max;
+		pi.recorder_rss_bytes = recorder_at_max.total;
 	}
-	pi.recorder_rss_bytes = recorder_at_max.total;
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		pi.cpu_user_ns = tv_ns(ru.ru_utime);
@@ -402,6 +452,6 @@ void rec_process_close(void)
 		ar_meta_process(&samples, &pi);
 	}
 	write_block(&samples);
-	mem_report(&pi);
+	mem_report(&pi, rec_mem);
 	errno = saved;
 }

@@ -136,7 +136,9 @@ static uint64_t limit_elapsed_ns(void)
  * the threads held at that instant. */
 static void write_buf(rec_buf_t *b)
 {
+	rec_process_observe(); /* the recorder's memory steps here: a peak before is not charged with it */
 	rec_trace_write(b);
+	rec_process_observe();
 	rec_buf_give_back(b);
 	if (rec_cfg.max_size && !size_reached && rec_tls.is_writer && rec_trace_bytes() >= rec_cfg.max_size)
 		size_reached = limit_begin(REC_LIMIT_SIZE);
