@@ -2,8 +2,8 @@
  * rec_fds.c — the descriptors the shim keeps open for the life of a trace
  * (the trace file; /proc/self/statm, pagemap and status) survive what the
  * program does to descriptors it believes are free: close, close_range,
- * closefrom (the
- * daemon idiom closes 3..1023 or everything) and dup2/dup3 onto them.
+ * closefrom (the daemon idiom closes 3..1023 or everything) and dup2/dup3
+ * onto them.
  *
  * Where they live: above the program's RLIMIT_NOFILE soft limit when the
  * hard limit allows (the soft limit is raised for the one fcntl and put
