@@ -206,7 +206,7 @@ static void write_done(const char *why)
 {
 	if (!done_path[0])
 		return;
-	int fd = open(done_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = rec_open_high(done_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
 	if (fd >= 0) {
 		ssize_t w = write(fd, why, strlen(why));
 		(void)w;

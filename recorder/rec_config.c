@@ -99,7 +99,7 @@ static int setting_int(const char *name, int dflt)
 static void read_prog_name(void)
 {
 	char buf[4096];
-	if (ar_read_small_file("/proc/self/cmdline", buf, sizeof buf) <= 0)
+	if (rec_read_small_file("/proc/self/cmdline", buf, sizeof buf) <= 0)
 		return;
 	const char *b = strrchr(buf, '/');
 	b = b ? b + 1 : buf;

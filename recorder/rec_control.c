@@ -53,7 +53,7 @@ static void publish(const char *ext, const char *text)
 	snprintf(tmp, sizeof tmp, "%s/.%d.%s.tmp", dir, (int)ctl_pid, ext);
 	path_of(path, sizeof path, ext);
 	unlink(tmp);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = rec_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	ssize_t w = write(fd, text, strlen(text));
@@ -69,7 +69,7 @@ static int take_command(char *id, size_t idcap, char *verb, size_t verbcap)
 {
 	char path[600], buf[256];
 	path_of(path, sizeof path, "cmd");
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = rec_open_high(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 	if (fd < 0)
 		return 0;
 	struct stat st;
@@ -164,9 +164,12 @@ static void *control_main(void *arg)
  * time. opendir allocates: the caller has in_shim set. */
 static void sweep_stale(void)
 {
+	rec_fd_section_begin(); /* its descriptor (rec_fds.c) */
 	DIR *d = opendir(dir);
-	if (!d)
+	if (!d) {
+		rec_fd_section_end();
 		return;
+	}
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		char *end;
@@ -176,6 +179,16 @@ static void sweep_stale(void)
 		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
+	rec_fd_section_end();
+}
+
+/* The process's start time, read in a section (rec_fds.c). */
+static unsigned long long start_ticks(pid_t pid)
+{
+	rec_fd_section_begin();
+	unsigned long long t = rec_ctl_start_ticks(pid);
+	rec_fd_section_end();
+	return t;
 }
 
 /* PID.ctl and the thread for this pid. */
@@ -189,7 +202,7 @@ static int start_for(pid_t pid)
 	}
 	sweep_stale();
 	char text[128];
-	snprintf(text, sizeof text, "allocrr-control 1\nstart %llu\n", rec_ctl_start_ticks(pid));
+	snprintf(text, sizeof text, "allocrr-control 1\nstart %llu\n", start_ticks(pid));
 	char path[600];
 	path_of(path, sizeof path, "cmd");
 	unlink(path); /* a command for an earlier process of this pid */

@@ -42,7 +42,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <linux/close_range.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "ar_readfile.h"
 #include "rec_internal.h"
 
 #define AR_EXPORT __attribute__((visibility("default")))
@@ -121,6 +125,62 @@ int rec_move_fd_high(int fd)
 		return fd;
 	close(fd);
 	return hi;
+}
+
+/* ---- the shim's own descriptors while they are low ----------------------------------
+ * A descriptor the shim opens takes the lowest free number, and off the
+ * program's threads (the writer, the control thread) that races the
+ * program's own juggling: a shell's `cmd </file` is close(0), then dup2(3,
+ * 0); a writer thread opening a file between the two got 0, the shell's
+ * dup2 replaced it, and the writer's close then closed the shell's
+ * standard input (dash reading its smaps under the recorder read nothing,
+ * 2-3 runs in 100; perf showed the writer's openat returning 0). So the
+ * shim holds fd_lock from such an open until the number is out of the way
+ * (moved high, or closed), and the program's dup2, dup3, close_range and
+ * closefrom, the calls that can land on a number they did not open, run
+ * under it too. Recursive: a section may call another (trace open, then
+ * its manifest line). Nothing is done under it but system calls and the
+ * registry's ELF parse, never another lock of the shim's, so no order of
+ * locks can deadlock; a fork child, whose other threads are gone, starts
+ * it afresh (rec_fd_fork_child). */
+static pthread_mutex_t fd_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void rec_fd_section_begin(void)
+{
+	pthread_mutex_lock(&fd_lock);
+}
+
+void rec_fd_section_end(void)
+{
+	pthread_mutex_unlock(&fd_lock);
+}
+
+void rec_fd_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	memcpy(&fd_lock, &fresh, sizeof fd_lock);
+}
+
+ssize_t rec_read_small_file(const char *path, char *buf, size_t cap)
+{
+	rec_fd_section_begin();
+	ssize_t n = ar_read_small_file(path, buf, cap);
+	int e = errno;
+	rec_fd_section_end();
+	errno = e;
+	return n;
+}
+
+int rec_open_high(const char *path, int flags, mode_t mode)
+{
+	rec_fd_section_begin();
+	int fd = open(path, flags | O_CLOEXEC, mode);
+	if (fd >= 0)
+		fd = rec_move_fd_high(fd);
+	int e = errno;
+	rec_fd_section_end();
+	errno = e;
+	return fd;
 }
 
 /* ---- the real functions -------------------------------------------------------------- */
@@ -222,17 +282,29 @@ static int close_around(unsigned first, unsigned last, const unsigned *keep, int
 	return 0;
 }
 
-AR_EXPORT int close_range(unsigned first, unsigned last, int flags)
+static int close_range_locked(unsigned first, unsigned last, int flags)
 {
 	REAL(close_range);
 	unsigned keep[REC_FD_SLOTS];
 	int n;
-	if (rec_tls.in_shim || first > last || (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) ||
-	    (flags & CLOSE_RANGE_CLOEXEC) || (n = owned_in(first, last, keep)) == 0)
+	if (first > last || (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) || (flags & CLOSE_RANGE_CLOEXEC) ||
+	    (n = owned_in(first, last, keep)) == 0)
 		return real_close_range(first, last, flags);
 	if ((flags & CLOSE_RANGE_UNSHARE) && unshare(CLONE_FILES) != 0)
 		return -1;
 	return close_around(first, last, keep, n);
+}
+
+AR_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	REAL(close_range);
+	if (rec_tls.in_shim)
+		return real_close_range(first, last, flags);
+	rec_fd_section_begin();
+	int rc = close_range_locked(first, last, flags), e = errno;
+	rec_fd_section_end();
+	errno = e;
+	return rc;
 }
 
 AR_EXPORT void closefrom(int lowfd)
@@ -240,12 +312,17 @@ AR_EXPORT void closefrom(int lowfd)
 	REAL(closefrom);
 	unsigned keep[REC_FD_SLOTS];
 	int n;
-	if (rec_tls.in_shim || lowfd < 0 || (n = owned_in((unsigned)lowfd, ~0u, keep)) == 0) {
+	if (rec_tls.in_shim) {
 		real_closefrom(lowfd);
 		return;
 	}
 	int saved = errno;
-	close_around((unsigned)lowfd, ~0u, keep, n);
+	rec_fd_section_begin();
+	if (lowfd < 0 || (n = owned_in((unsigned)lowfd, ~0u, keep)) == 0)
+		real_closefrom(lowfd);
+	else
+		close_around((unsigned)lowfd, ~0u, keep, n);
+	rec_fd_section_end();
 	errno = saved;
 }
 
@@ -266,14 +343,29 @@ static int before_dup(int oldfd, int newfd)
 	return 0;
 }
 
-AR_EXPORT int dup2(int oldfd, int newfd)
+/* The program's dup2/dup3 itself, under fd_lock (the section above) so
+ * that newfd is never a number the shim holds for an instant; before_dup
+ * has already moved a kept descriptor of ours (under the writer lock,
+ * which is not held here: the locks are never nested). */
+static int dup_locked(int oldfd, int newfd, int flags, int three)
 {
 	REAL(dup2);
-	return before_dup(oldfd, newfd) ? -1 : real_dup2(oldfd, newfd);
+	REAL(dup3);
+	if (rec_tls.in_shim)
+		return three ? real_dup3(oldfd, newfd, flags) : real_dup2(oldfd, newfd);
+	rec_fd_section_begin();
+	int rc = three ? real_dup3(oldfd, newfd, flags) : real_dup2(oldfd, newfd), e = errno;
+	rec_fd_section_end();
+	errno = e;
+	return rc;
+}
+
+AR_EXPORT int dup2(int oldfd, int newfd)
+{
+	return before_dup(oldfd, newfd) ? -1 : dup_locked(oldfd, newfd, 0, 0);
 }
 
 AR_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	REAL(dup3);
-	return before_dup(oldfd, newfd) ? -1 : real_dup3(oldfd, newfd, flags);
+	return before_dup(oldfd, newfd) ? -1 : dup_locked(oldfd, newfd, flags, 1);
 }

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "rec_got.h"
+#include "rec_internal.h" /* rec_open_high */
 
 #if defined(__x86_64__)
 #define REL_JUMP_SLOT R_X86_64_JUMP_SLOT
@@ -318,7 +319,7 @@ static void store_entry(size_t i, int prot, rec_got_stats_t *st)
  * listed mapping (cannot happen for a loaded object) is not written. */
 static void store_some(rec_got_stats_t *st, unsigned char *done, int releases_only)
 {
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = rec_open_high("/proc/self/maps", O_RDONLY, 0);
 	char buf[8192];
 	size_t have = 0;
 	ssize_t n;

@@ -411,6 +411,22 @@ void rec_trace_write_meta(const ar_metabuf_t *m);
 int rec_move_fd_high(int fd);
 /* A duplicate of fd there, or -1; fd stays open. */
 int rec_fd_dup_high(int fd);
+/* open(path, flags | O_CLOEXEC, mode) moved high (rec_move_fd_high) with
+ * no instant at a low number the program's dup2 could land on; -1 and
+ * errno as open's. For a descriptor the shim keeps. */
+int rec_open_high(const char *path, int flags, mode_t mode);
+/* Around the shim's own open ... close of a short-lived descriptor (a
+ * manifest line, a control file, the registry reading an ELF file), on any
+ * thread: the program's dup2, dup3, close_range and closefrom wait for the
+ * end (rec_fds.c says why). Nests. */
+void rec_fd_section_begin(void);
+void rec_fd_section_end(void);
+/* ar_read_small_file (common/ar_readfile.h) in such a section: the shim's
+ * reads of /proc and other small files. */
+ssize_t rec_read_small_file(const char *path, char *buf, size_t cap);
+/* atfork child handler, first: the lock may have been held by a thread
+ * the child does not have. */
+void rec_fd_fork_child(void);
 /* *slot holds a descriptor the shim keeps (or -1): the program's close,
  * close_range, closefrom and dup2/dup3 leave it alone; when the program
  * dup2s onto it, it moves and moved(new number) runs under the writer lock,

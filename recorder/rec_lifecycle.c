@@ -356,7 +356,8 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-	rec_stacks_fork_child(); /* first: whether this child may unwind at all */
+	rec_fd_fork_child(); /* before anything here opens a file */
+	rec_stacks_fork_child(); /* whether this child may unwind at all */
 	if (rec_windowed() && atomic_load(&rec_state) != REC_OFF) {
 		/* A child of a program recorded in windows starts paused, with
 		 * a control channel of its own pid (rec_control.c). */

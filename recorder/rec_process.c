@@ -114,7 +114,7 @@ static uint64_t parse_u64(const char *p)
 static uint64_t machine_busy_ns(void)
 {
 	char buf[256];
-	if (!clock_tick || ar_read_small_file("/proc/stat", buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4))
+	if (!clock_tick || rec_read_small_file("/proc/stat", buf, sizeof buf) <= 0 || strncmp(buf, "cpu ", 4))
 		return 0;
 	const char *p = buf + 4;
 	uint64_t busy = 0;
@@ -144,11 +144,10 @@ static int proc_fd_check(proc_fd_t *f)
 
 static void proc_fd_open(proc_fd_t *f, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = rec_open_high(path, O_RDONLY, 0);
 	f->fd = -1;
 	if (fd < 0)
 		return;
-	fd = rec_move_fd_high(fd);
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		close(fd);
@@ -196,7 +195,7 @@ static uint64_t read_hwm(int kept_only)
 	ssize_t n = proc_fd_check(&status) >= 0 ? pread(status.fd, buf, sizeof buf - 1, 0) : -1;
 	if (n > 0)
 		buf[n] = 0;
-	else if (kept_only || ar_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
+	else if (kept_only || rec_read_small_file("/proc/self/status", buf, sizeof buf) <= 0)
 		return 0;
 	const char *p = strstr(buf, "\nVmHWM:");
 	if (!p)
@@ -296,8 +295,12 @@ static void identify(void)
 	 * also when a program thread holds the writer lock from inside a hook. */
 	int saved = errno, in = rec_tls.in_shim;
 	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	/* The registry opens and maps the allocator's file: off the
+	 * program's threads that must not race its dup2 (rec_fds.c). */
+	rec_fd_section_begin();
 	if (rec_real.malloc && ar_reg_malloc_identity((const void *)rec_real.malloc, &ident) != 0)
 		memset(&ident, 0, sizeof ident);
+	rec_fd_section_end();
 	rec_tls.in_shim = in;
 	errno = saved;
 }
@@ -365,7 +368,7 @@ static void mem_report(const ar_process_info_t *pi, const recorder_mem_t *r)
 {
 	if (!rec_cfg.mem_report[0])
 		return;
-	int fd = open(rec_cfg.mem_report, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = rec_open_high(rec_cfg.mem_report, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
 	char text[2048];

@@ -330,7 +330,7 @@ void rec_thread_read_name(pid_t tid, char name[32])
 	char path[64];
 	snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
 	name[0] = 0;
-	ssize_t n = ar_read_small_file(path, name, 32);
+	ssize_t n = rec_read_small_file(path, name, 32);
 	if (n > 0 && name[n - 1] == '\n')
 		name[n - 1] = 0;
 }

@@ -135,7 +135,7 @@ void rec_fail(const char *fmt, ...)
 /* ---- header and file --------------------------------------------------------------- */
 static void read_cmdline(char *out, size_t cap)
 {
-	ssize_t got = ar_read_small_file("/proc/self/cmdline", out, cap);
+	ssize_t got = rec_read_small_file("/proc/self/cmdline", out, cap);
 	size_t n = got > 0 ? (size_t)got : 0;
 	while (n > 0 && out[n - 1] == 0)
 		n--;
@@ -190,7 +190,7 @@ static void manifest_add(const char *path)
 {
 	if (!rec_cfg.manifest[0])
 		return;
-	int fd = open(rec_cfg.manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+	int fd = rec_open_high(rec_cfg.manifest, O_WRONLY | O_APPEND, 0);
 	if (fd < 0)
 		return;
 	char line[1200];
@@ -322,10 +322,9 @@ static int open_unnamed_first(void)
 	}
 	if (rec_cfg.output[0] && lstat(trace_path, &st) == 0 && !S_ISREG(st.st_mode))
 		return 1;
-	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int fd = rec_open_high(dir, O_TMPFILE | O_WRONLY, 0600);
 	if (fd < 0)
 		return 1;
-	fd = rec_move_fd_high(fd);
 	note_ours(fd);
 	ar_error_t err;
 	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
@@ -377,7 +376,7 @@ static int open_stream(void)
 	if (fd < 0) {
 		if (!rec_cfg.output[0] || lstat(trace_path, &st) != 0 || !S_ISFIFO(st.st_mode))
 			return 1;
-		fd = open(trace_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		fd = rec_open_high(trace_path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW, 0);
 		if (fd < 0) {
 			open_failed = 1;
 			rec_fail("cannot open the FIFO %s for the trace: %s", trace_path,
@@ -433,7 +432,7 @@ int rec_trace_open(void)
 	int fd = -1;
 	if (rec_cfg.output[0]) {
 		name_trace(0);
-		fd = open(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		fd = rec_open_high(trace_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
 		struct stat st; /* an existing regular file keeps its mode through O_TRUNC */
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600)
 			fchmod(fd, 0600);
@@ -441,7 +440,7 @@ int rec_trace_open(void)
 		/* A re-exec of the same program keeps its pid: never overwrite. */
 		for (int i = 0; i < 100; i++) {
 			name_trace(i);
-			fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			fd = rec_open_high(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 			if (fd >= 0 || errno != EEXIST)
 				break;
 		}
@@ -569,7 +568,7 @@ static void stream_stats(uint64_t after_stop)
 {
 	if (!rec_cfg.stream_stats[0])
 		return;
-	int fd = open(rec_cfg.stream_stats, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	int fd = rec_open_high(rec_cfg.stream_stats, O_WRONLY | O_TRUNC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return;
 	const ar_footer_t *f = &stream_totals;
