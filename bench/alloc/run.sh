@@ -13,9 +13,10 @@
 # D-t4 in the tables); DEMO=0 leaves out demo_server.
 # OLD_LIBDIR=DIR also replays our four allocators from the libraries in DIR
 # (e.g. a build of the previous commit), interleaved with the current ones:
-# each repetition runs every allocator once from this build, then ours once
-# from DIR (ALLOCRR_LIBDIR), and the tables gain columns NAME-old, relative
-# to the same run's glibc.
+# each repetition runs every allocator of this build and ours from DIR
+# (ALLOCRR_LIBDIR) once each, one allocreplay per allocator, in an order of
+# its own (bench/fidelity/programs.sh's round_order), and the tables gain
+# columns NAME-old, relative to the same run's glibc.
 # The default list ends with two multi-threaded scenarios with more threads
 # than a 2-core machine has cores, so threads are preempted inside the
 # allocator: S1@4 (four threads churning 64-byte objects of one size class)
@@ -53,11 +54,23 @@ if [ -z "${OLD_LIBDIR:-}" ]; then
 else
 	OLD_DB=${OLD_DB:-${DB%.db}-old.db}
 	echo "old libraries: $OLD_LIBDIR (columns NAME-old), interleaved, $REPEAT repetitions"
+	# Each repetition runs every allocator, new and old, in an allocreplay
+	# of its own, in the round's own order (round_order): when the old
+	# libraries always ran right after the new ones, in a shorter
+	# allocreplay, the old columns of two rows came out 20-30 % off what
+	# alternated rounds measured (docs/BENCHMARKS.md, "asleep in mprotect").
+	HERE=$(cd "$(dirname "$0")/../fidelity" && pwd)
+	. "$HERE/programs.sh"
 	rc=0
 	for r in $(seq "$REPEAT"); do
-		"$B/bin/allocreplay" "${traces[@]}" --all --repeat 1 --db "$DB" >>"$T/replay.out" 2>&1 || rc=$?
-		ALLOCRR_LIBDIR=$OLD_LIBDIR "$B/bin/allocreplay" "${traces[@]}" -a "$(echo $ours | tr ' ' ,)" \
-			--no-baseline --repeat 1 --db "$OLD_DB" >>"$T/replay-old.out" 2>&1 || rc=$?
+		for a in $(round_order "$r" $allocs $(for o in $ours; do echo "$o-old"; done)); do
+			case $a in
+			*-old) ALLOCRR_LIBDIR=$OLD_LIBDIR "$B/bin/allocreplay" "${traces[@]}" -a "${a%-old}" \
+				--no-baseline --repeat 1 --db "$OLD_DB" >>"$T/replay-old.out" 2>&1 || rc=$? ;;
+			*) "$B/bin/allocreplay" "${traces[@]}" -a "$a" --no-baseline --repeat 1 --db "$DB" \
+				>>"$T/replay.out" 2>&1 || rc=$? ;;
+			esac
+		done
 	done
 	allocs="$allocs $(for a in $ours; do echo "$a-old"; done)"
 fi
