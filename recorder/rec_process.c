@@ -436,7 +436,9 @@ void rec_process_close(void)
 		pi.recorder_calls_cpu_ns = rec_cost_calls_ns();
 	}
 	uint64_t busy = machine_busy_ns();
+	rec_fd_section_begin(); /* glibc reads /sys/devices/system/cpu/online */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	rec_fd_section_end();
 	if (busy && machine_busy_start && busy >= machine_busy_start && cpus > 0) {
 		pi.machine_busy_ns = busy - machine_busy_start;
 		pi.machine_cpus = (uint64_t)cpus;
