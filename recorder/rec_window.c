@@ -91,11 +91,13 @@ static void look_up_stats(void)
 	if (stats_looked_up || !rec_real.malloc)
 		return;
 	const void *m = (const void *)rec_real.malloc;
+	rec_fd_section_begin(); /* each lookup opens and maps the object's file (rec_fds.c) */
 	fn_mallctl = ar_reg_malloc_symbol(m, "mallctl");
 	fn_tc_get = ar_reg_malloc_symbol(m, "MallocExtension_GetNumericProperty");
 	/* glibc's mallinfo2 counts glibc's heap only: asked only when glibc
 	 * serves malloc (mallinfo2 lives in the same object as malloc). */
 	fn_mallinfo2 = ar_reg_malloc_symbol(m, "mallinfo2");
+	rec_fd_section_end();
 	stats_looked_up = 1;
 }
 
