@@ -369,7 +369,7 @@ static int stream_complete;
  * -1 after rec_fail, 1 when this trace is no stream. */
 static int open_stream(void)
 {
-	int fd = rec_cfg.stream_fd;
+	int fd = rec_cfg.stream_fd, inherited = fd >= 0;
 	rec_cfg.stream_fd = -1; /* the first trace of this image only */
 	struct stat st;
 	name_trace(0);
@@ -401,7 +401,8 @@ static int open_stream(void)
 	 * briefly off the CPU without a drop; no harm if refused. */
 	if (S_ISFIFO(st.st_mode))
 		fcntl(fd, F_SETPIPE_SZ, STREAM_PIPE_BYTES);
-	fd = rec_move_fd_high(fd); /* close-on-exec from here: exec'ed images write files */
+	if (inherited) /* a FIFO's came from rec_open_high, high already */
+		fd = rec_move_fd_high(fd); /* close-on-exec from here: exec'ed images write files */
 	note_ours(fd);
 	ar_error_t err;
 	int rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
@@ -452,8 +453,7 @@ int rec_trace_open(void)
 					: strerror(errno));
 		return -1;
 	}
-	fd = rec_move_fd_high(fd);
-	note_ours(fd);
+	note_ours(fd); /* rec_open_high put it high already */
 	ar_error_t err;
 	rc = ar_writer_open(&writer, fd, &hdr, rec_cfg.level, &rec_writer_mem, &err);
 	if (rc != 0) {
