@@ -152,7 +152,7 @@ typedef struct ar_slot_event {
 static inline int ar_slot_short(const ar_slot_event_t *v)
 {
 	unsigned op = v->op;
-	if (v->stack || v->error || v->seq > AR_SLOT_SEQ_MAX)
+	if ((v->stack | v->error) != 0 || v->seq > AR_SLOT_SEQ_MAX)
 		return 0;
 	if (op == AR_OP_FREE)
 		return 1;

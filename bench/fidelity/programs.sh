@@ -13,6 +13,8 @@ PYMT_N=${FIDELITY_PYMT_N:-200000}
 PERL_N=${FIDELITY_PERL_N:-300000}
 GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
 REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
+JQ_N=${FIDELITY_JQ_N:-200000}
+PERLGROW_LINES=${FIDELITY_PERLGROW_LINES:-500000}
 
 # round_order R NAME...: the NAMEs in round R's order, a permutation drawn
 # from R (the same R, the same order), so that across rounds no allocator
@@ -44,6 +46,31 @@ prog_gcc() { "$@" gcc -O2 -c "$IN/gen.c" -o "$IN/gen.o" && sha256sum <"$IN/gen.o
 # clang++ runs its compiler and assembler in one process (clang -### says
 # "(in-process)"): one trace, and the whole of LLVM's operator new.
 prog_clang() { "$@" clang++ -O2 -c "$HERE/stl_unit.cpp" -o "$IN/stl_unit.o" && sha256sum <"$IN/stl_unit.o"; }
+# jq and perl-grow read a data file of gen_inputs.py's, written at their
+# first run (outside PREFIX, so never timed) and kept in $IN: only the
+# programs asked for pay for their inputs.
+# input KIND N: the path of gen_inputs.py's KIND N, written if missing.
+input() {
+	local f=$IN/$1-$2
+	if [ ! -s "$f" ]; then
+		$PY "$HERE/gen_inputs.py" "$1" "$2" >"$f.tmp" && mv "$f.tmp" "$f" || return 1
+	fi
+	echo "$f"
+}
+# jq: a JSON document of JQ_N records parsed whole, filtered and mapped
+# (every value a malloc'ed jv; 4.8 M calls, one thread).
+prog_jq() {
+	local f
+	f=$(input json "$JQ_N") || return 1
+	"$@" jq -c '[.[] | select(.v > 0.5) | .tags] | length' "$f"
+}
+# perl-grow: many long-lived strings growing by appends (perl_grow.pl):
+# realloc of a block among live neighbours, 1.3 M calls.
+prog_perl-grow() {
+	local f
+	f=$(input text "$PERLGROW_LINES") || return 1
+	"$@" perl "$HERE/perl_grow.pl" "$f"
+}
 # prog_cc1 PREFIX...: the compiler proper of prog_gcc alone (the command gcc
 # -### gives), writing its assembly to $IN/gen.s: for recorders that do not
 # follow the driver's children.
