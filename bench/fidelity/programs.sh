@@ -15,6 +15,7 @@ GCC_FUNCS=${FIDELITY_GCC_FUNCS:-60}
 REDIS_REQ=${FIDELITY_REDIS_REQ:-45000}
 JQ_N=${FIDELITY_JQ_N:-200000}
 PERLGROW_LINES=${FIDELITY_PERLGROW_LINES:-500000}
+NODE_N=${FIDELITY_NODE_N:-3000000}
 
 # round_order R NAME...: the NAMEs in round R's order, a permutation drawn
 # from R (the same R, the same order), so that across rounds no allocator
@@ -71,6 +72,10 @@ prog_perl-grow() {
 	f=$(input text "$PERLGROW_LINES") || return 1
 	"$@" perl "$HERE/perl_grow.pl" "$f"
 }
+# node: a JavaScript engine whose objects live in its own heap; malloc sees
+# the engine's own allocations, from the main thread and V8's helper
+# threads (1.1 M calls on 6 threads).
+prog_node() { "$@" node "$HERE/node_churn.js" "$NODE_N"; }
 # prog_cc1 PREFIX...: the compiler proper of prog_gcc alone (the command gcc
 # -### gives), writing its assembly to $IN/gen.s: for recorders that do not
 # follow the driver's children.

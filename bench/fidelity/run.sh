@@ -37,6 +37,9 @@
 #   perl-grow  perl perl_grow.pl on FIDELITY_PERLGROW_LINES lines of text
 #              (gen_inputs.py text): long-lived strings grown by appends,
 #              a realloc among live neighbours — not in the default set
+#   node       node node_churn.js FIDELITY_NODE_N: a JavaScript engine, its
+#              own heap for objects, malloc from V8's threads — not in the
+#              default set
 #   redis      redis-server (linked against jemalloc: its baseline) on a free
 #              port of 127.0.0.1, no persistence, loaded by redis_load.sh with
 #              FIDELITY_REDIS_REQ requests: time = the server's CPU time
@@ -66,7 +69,7 @@
 # one), FIDELITY_TIME (cpu or wall, above), FIDELITY_REPLAY_OPTS (more
 # allocreplay options), the sizes FIDELITY_SQLITE_ROWS, FIDELITY_PY_N,
 # FIDELITY_PYMT_N, FIDELITY_PERL_N, FIDELITY_GCC_FUNCS, FIDELITY_REDIS_REQ,
-# FIDELITY_JQ_N, FIDELITY_PERLGROW_LINES (defaults in programs.sh:
+# FIDELITY_JQ_N, FIDELITY_PERLGROW_LINES, FIDELITY_NODE_N (defaults in programs.sh:
 # about a second of CPU per run here), FIDELITY_OUT (the results directory,
 # default $ALLOCRR_BUILD/fidelity; emptied first).
 # Writes there: real.csv (one line per real run), failures.csv (program,
@@ -93,11 +96,11 @@ done
 
 # ---- plan: programs, allocators ---------------------------------------------------
 declare -A NEED=([sqlite]=sqlite3 [python]=$PY [python-mt]=$PY [perl]=perl [gcc]=gcc [redis]=redis-server
-	[clang]=clang++ [redis-window]=redis-server [jq]=jq [perl-grow]=perl)
+	[clang]=clang++ [redis-window]=redis-server [jq]=jq [perl-grow]=perl [node]=node)
 declare -A BASE=([sqlite]=glibc [python]=glibc [python-mt]=glibc [perl]=glibc [gcc]=glibc [redis]=jemalloc
-	[clang]=glibc [redis-window]=jemalloc [jq]=glibc [perl-grow]=glibc)
+	[clang]=glibc [redis-window]=jemalloc [jq]=glibc [perl-grow]=glibc [node]=glibc)
 declare -A MEASURE=([sqlite]=$TIME [python]=$TIME [python-mt]=$TIME [perl]=$TIME [gcc]=$TIME [redis]=server-cpu
-	[clang]=$TIME [redis-window]=server-cpu [jq]=$TIME [perl-grow]=$TIME)
+	[clang]=$TIME [redis-window]=server-cpu [jq]=$TIME [perl-grow]=$TIME [node]=$TIME)
 for p in $PROGRAMS; do
 	[ -n "${NEED[$p]:-}" ] || die "unknown program '$p' (known: ${!NEED[*]})"
 	command -v "${NEED[$p]}" >/dev/null || die "$p needs ${NEED[$p]} (make bench-deps installs BENCH_DEBS)"
