@@ -152,6 +152,9 @@ typedef struct ar_slot_event {
 static inline int ar_slot_short(const ar_slot_event_t *v)
 {
 	unsigned op = v->op;
+	/* One OR, not ||: gcc read `stack || error` as one 6-byte load over the
+	 * narrower stores that had just built *v, a load that waits for them
+	 * (ar_evbuf_append; docs/BENCHMARKS.md, "sixth step"). */
 	if ((v->stack | v->error) != 0 || v->seq > AR_SLOT_SEQ_MAX)
 		return 0;
 	if (op == AR_OP_FREE)
