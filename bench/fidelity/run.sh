@@ -35,8 +35,8 @@
 #              FIDELITY_JQ_N records (gen_inputs.py json) — not in the
 #              default set
 #   perl-grow  perl perl_grow.pl on FIDELITY_PERLGROW_LINES lines of text
-#              (gen_inputs.py text): long-lived strings grown by appends,
-#              a realloc among live neighbours — not in the default set
+#              (gen_inputs.py text): long-lived strings grown by appends
+#              among live neighbours — not in the default set
 #   node       node node_churn.js FIDELITY_NODE_N: a JavaScript engine, its
 #              own heap for objects, malloc from V8's threads — not in the
 #              default set
