@@ -1,7 +1,7 @@
 # bench/fidelity/: make bench-fidelity — real third-party programs (sqlite3,
 # python3 single- and multi-threaded, gcc, redis-server under
-# redis-benchmark; clang++, jq, perl-grow, node and a redis window recorded with allocrec -p on
-# request) run for real under every installed allocator and compared
+# redis-benchmark; clang++, jq, perl-grow, node and a redis window recorded
+# with allocrec -p on request) run for real under every installed allocator and compared
 # with allocreplay of their traces (issue 14 item 7; docs/FIDELITY.md).
 #   FIDELITY_REPS=5 FIDELITY_PROGRAMS="sqlite python python-mt perl gcc redis"
 # (more knobs at the top of bench/fidelity/run.sh). Raw data and the report
