@@ -150,9 +150,12 @@ void rec_fd_section_begin(void)
 	pthread_mutex_lock(&fd_lock);
 }
 
+/* errno kept: every caller hands on errno from the call it made inside. */
 void rec_fd_section_end(void)
 {
+	int e = errno;
 	pthread_mutex_unlock(&fd_lock);
+	errno = e;
 }
 
 void rec_fd_fork_child(void)
@@ -165,9 +168,7 @@ ssize_t rec_read_small_file(const char *path, char *buf, size_t cap)
 {
 	rec_fd_section_begin();
 	ssize_t n = ar_read_small_file(path, buf, cap);
-	int e = errno;
 	rec_fd_section_end();
-	errno = e;
 	return n;
 }
 
@@ -177,9 +178,7 @@ int rec_open_high(const char *path, int flags, mode_t mode)
 	int fd = open(path, flags | O_CLOEXEC, mode);
 	if (fd >= 0)
 		fd = rec_move_fd_high(fd);
-	int e = errno;
 	rec_fd_section_end();
-	errno = e;
 	return fd;
 }
 
@@ -301,9 +300,8 @@ AR_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	if (rec_tls.in_shim)
 		return real_close_range(first, last, flags);
 	rec_fd_section_begin();
-	int rc = close_range_locked(first, last, flags), e = errno;
+	int rc = close_range_locked(first, last, flags);
 	rec_fd_section_end();
-	errno = e;
 	return rc;
 }
 
@@ -354,9 +352,8 @@ static int dup_locked(int oldfd, int newfd, int flags, int three)
 	if (rec_tls.in_shim)
 		return three ? real_dup3(oldfd, newfd, flags) : real_dup2(oldfd, newfd);
 	rec_fd_section_begin();
-	int rc = three ? real_dup3(oldfd, newfd, flags) : real_dup2(oldfd, newfd), e = errno;
+	int rc = three ? real_dup3(oldfd, newfd, flags) : real_dup2(oldfd, newfd);
 	rec_fd_section_end();
-	errno = e;
 	return rc;
 }
 

@@ -418,7 +418,7 @@ int rec_open_high(const char *path, int flags, mode_t mode);
 /* Around the shim's own open ... close of a short-lived descriptor (a
  * manifest line, a control file, the registry reading an ELF file), on any
  * thread: the program's dup2, dup3, close_range and closefrom wait for the
- * end (rec_fds.c says why). Nests. */
+ * end (rec_fds.c says why). Nests; the end leaves errno as it was. */
 void rec_fd_section_begin(void);
 void rec_fd_section_end(void);
 /* ar_read_small_file (common/ar_readfile.h) in such a section: the shim's
