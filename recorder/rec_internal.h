@@ -236,6 +236,7 @@ typedef struct rec_tls {
 	int in_shim; /* 0, REC_SHIM_HOOK or REC_SHIM_INTERNAL */
 	int reallocarray_inner; /* inside the real reallocarray: its realloc is expected */
 	int is_writer;
+	int closing; /* inside rec_writer_finish: a signal handler on this thread must not wait for the close */
 } rec_tls_t;
 extern __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
 
@@ -480,7 +481,9 @@ uint64_t rec_writer_cpu_total_ns(void);
 /* A new thread record exists; the writer adds it to its list. */
 void rec_writer_add_thread(rec_thread_t *t);
 /* Flush everything and close the trace (with a footer). why: "exit", "exec",
- * "signal". timeout_ms bounds how long we wait for the writer. */
+ * "signal". timeout_ms bounds how long we wait for the writer. The fatal
+ * asynchronous signals are held off meanwhile (rec_signals_hold); called
+ * again on the closing thread (a fault in the close) it returns at once. */
 void rec_writer_finish(const char *why, int timeout_ms);
 /* After fork in the child / after a failed exec: forget the old trace. */
 void rec_writer_reset_child(void);
@@ -537,6 +540,13 @@ void rec_loader_leave(int iterate);
 
 /* ---- signals (rec_signal.c) -------------------------------------------------------- */
 void rec_signals_init(void);
+/* Hold off (block on this thread) the asynchronous signals that end a
+ * process by default, around closing the trace: one arriving mid-close
+ * would run our handler on the very thread it must wait for. The
+ * synchronous faults stay deliverable. release() restores the mask, and
+ * a signal held meanwhile is delivered then, to a closed trace. */
+void rec_signals_hold(sigset_t *old);
+void rec_signals_release(const sigset_t *old);
 
 /* ---- windows (rec_window.c) ------------------------------------------------------------ */
 /* A window is a trace that does not start with the process (SPEC 6.11):

@@ -28,6 +28,7 @@
  * fault again) is re-raised with raise().
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,38 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	real_sigaction(sig, &dfl, NULL);
 	if (!is_fault(sig, si))
 		raise(sig); /* pending until we return: the signal is blocked here */
+	errno = saved_errno;
+}
+
+/* The signals a closing thread holds off: every fatal one but the
+ * synchronous faults, which a blocked mask cannot stop (the kernel kills
+ * the process instead) and which only a bug in the close itself could
+ * raise there. Whether we manage a signal does not matter: a program
+ * handler that calls exit() mid-close would wait for the close too. */
+static void hold_set(sigset_t *s)
+{
+	sigemptyset(s);
+	size_t nfixed = sizeof fatal_sigs / sizeof fatal_sigs[0];
+	for (size_t i = 0; i < nfixed; i++)
+		sigaddset(s, fatal_sigs[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(s, sig);
+	int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++)
+		sigdelset(s, sync_sigs[i]);
+}
+
+void rec_signals_hold(sigset_t *old)
+{
+	sigset_t s;
+	hold_set(&s);
+	pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+void rec_signals_release(const sigset_t *old)
+{
+	int saved_errno = errno;
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 	errno = saved_errno;
 }
 

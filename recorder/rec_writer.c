@@ -544,12 +544,8 @@ void rec_writer_wait_returned(rec_thread_t *t)
 	}
 }
 
-void rec_writer_finish(const char *why, int timeout_ms)
+static void finish(int timeout_ms)
 {
-	(void)why;
-	/* A vfork child shares our memory: it must not touch the state at all. */
-	if (rec_getpid() != rec_pid)
-		return;
 	int expect;
 	for (;;) {
 		if (!rec_tls.is_writer)
@@ -614,6 +610,25 @@ void rec_writer_finish(const char *why, int timeout_ms)
 		}
 		sleep_ns(1000000);
 	}
+}
+
+void rec_writer_finish(const char *why, int timeout_ms)
+{
+	(void)why;
+	/* A vfork child shares our memory: it must not touch the state at all.
+	 * A thread already closing got here from a signal handler that
+	 * interrupted its own close: waiting would be waiting for itself. */
+	if (rec_getpid() != rec_pid || rec_tls.closing)
+		return;
+	/* A pool worker _exit()s as its parent's terminate() sends it SIGTERM:
+	 * without the hold, the handler waited 2 s for this very close and the
+	 * process died mid-close, its trace without a footer. */
+	sigset_t old;
+	rec_signals_hold(&old);
+	rec_tls.closing = 1;
+	finish(timeout_ms);
+	rec_tls.closing = 0;
+	rec_signals_release(&old);
 }
 
 /* rec_trace_open with SIGXFSZ kept from the program (its header is written

@@ -5,7 +5,10 @@
 # exit 0 or 1, never 2). With a default fatal action (SIGTERM, SIGSEGV,
 # SIGABRT), _exit, and exit from a thread the recorder closes the trace, so
 # it is complete; SIGKILL cannot be caught, but the time-based flush bounds
-# the loss: allocations made 2 s before the kill are on disk.
+# the loss: allocations made 2 s before the kill are on disk. A SIGTERM
+# that lands while the recorder closes a child's trace in _exit (a process
+# pool's terminate()) waits for that close: the trace is complete, the child
+# exits 0 or dies of SIGTERM.
 . "$(dirname "$0")/../progs/rec_testlib.sh"
 
 for mode in term handler ignore segv abort kill; do
@@ -37,5 +40,17 @@ f=$(one_trace "rec_exit.*.zst")
 expect_eq "exit from a thread: verify" "$(verify_rc $f)" 0
 expect_eq "exit from a thread: allocations" "$(dump3 $f | grep -c '^malloc 7777 ')" 500
 expect_eq "exit from a thread: its malloc" "$(dump3 $f | grep -c '^malloc 99 ')" 1
+cd ..
+mkdir terminated && cd terminated
+"$REC" -q "$P/rec_exit" terminated 60; expect_eq "terminated children: each exited 0 or died of SIGTERM" $? 0
+n=0 whole=0 all=0
+for f in rec_exit.*.zst; do # the parent's and its children's: 500 allocations each, all on disk
+	n=$((n + 1))
+	[ "$(verify_rc $f)" = 0 ] && whole=$((whole + 1)) || echo "  $f: $("$AT" verify $f 2>&1 | tail -1)"
+	[ "$(dump3 $f | grep -c '^malloc 7777 ')" = 500 ] && all=$((all + 1))
+done
+expect_eq "terminated children: traces (and the parent's)" $n 61
+expect_eq "terminated children: complete traces" $whole 61
+expect_eq "terminated children: traces with all 500 allocations" $all 61
 cd ..
 finish
