@@ -83,15 +83,39 @@ static void sleep_ns(long ns)
 	errno = saved;
 }
 
+/* A program thread that holds wlock holds the fatal signals off as well
+ * (rec_signals_hold): our handler, run on it, would wait for the lock it
+ * holds itself, 2 s, and the process would then die mid-write (a fork
+ * child sent SIGTERM while its atfork handler wrote its trace's header:
+ * no file, or one without a footer). The writer threads block every
+ * signal already. */
+static sigset_t wlock_mask;  /* the holder's mask before it took wlock (holder only) */
+static int wlock_holds_mask; /* wlock_mask is to be restored by unlock() */
+
 static int try_lock(void)
 {
 	int z = 0;
-	return atomic_compare_exchange_strong(&wlock, &z, 1);
+	if (rec_tls.is_writer)
+		return atomic_compare_exchange_strong(&wlock, &z, 1);
+	sigset_t old;
+	rec_signals_hold(&old);
+	if (!atomic_compare_exchange_strong(&wlock, &z, 1)) {
+		rec_signals_release(&old);
+		return 0;
+	}
+	wlock_mask = old;
+	wlock_holds_mask = 1;
+	return 1;
 }
 
 static void unlock(void)
 {
+	int restore = wlock_holds_mask;
+	sigset_t old = wlock_mask;
+	wlock_holds_mask = 0;
 	atomic_store_explicit(&wlock, 0, memory_order_release);
+	if (restore)
+		rec_signals_release(&old);
 }
 
 int rec_writer_lock(int timeout_ms)
@@ -657,6 +681,7 @@ void rec_writer_reset_child(void)
 	/* The parent's queue, writer and thread list stay in the parent. */
 	rec_trace_forget();
 	atomic_store(&wlock, 0);
+	wlock_holds_mask = 0; /* a parent thread's: this one's mask is its own */
 	atomic_store(&queue, NULL);
 	atomic_store(&new_threads, NULL);
 	threads = NULL;

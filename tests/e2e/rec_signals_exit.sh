@@ -8,7 +8,9 @@
 # the loss: allocations made 2 s before the kill are on disk. A SIGTERM
 # that lands while the recorder closes a child's trace in _exit (a process
 # pool's terminate()) waits for that close: the trace is complete, the child
-# exits 0 or dies of SIGTERM.
+# exits 0 or dies of SIGTERM; so does one that lands while a fork child's
+# trace is being opened: complete, or no file when the child had not yet
+# returned from fork.
 . "$(dirname "$0")/../progs/rec_testlib.sh"
 
 for mode in term handler ignore segv abort kill; do
@@ -52,5 +54,13 @@ done
 expect_eq "terminated children: traces (and the parent's)" $n 61
 expect_eq "terminated children: complete traces" $whole 61
 expect_eq "terminated children: traces with all 500 allocations" $all 61
+cd ..
+mkdir started && cd started
+"$REC" -q "$P/rec_exit" started 300; expect_eq "children terminated as they start: each died of SIGTERM" $? 0
+bad=0
+for f in rec_exit.*.zst; do
+	[ "$(verify_rc $f)" = 0 ] || { bad=$((bad + 1)); echo "  $f: $("$AT" verify $f 2>&1 | tail -1)"; }
+done
+expect_eq "children terminated as they start: traces not complete" $bad 0
 cd ..
 finish

@@ -7,6 +7,9 @@
  *              parent sends it SIGTERM (a process pool's terminate(): the
  *              signal lands before, during or after the child's _exit);
  *              exit 0 if every child exited 0 or died of SIGTERM
+ *   started N  N children, one after another, each sent SIGTERM 1-3 ms
+ *              after its fork (while the recorder opens its trace, or
+ *              later, as it allocates); exit 0 if every child died of it
  */
 #include <pthread.h>
 #include <signal.h>
@@ -59,6 +62,29 @@ static int terminated(int n)
 	return bad != 0;
 }
 
+static int started(int n)
+{
+	unsigned lcg = 54321;
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return 2;
+		if (pid == 0)
+			for (;;) {
+				free(malloc(100));
+				usleep(1000);
+			}
+		lcg = lcg * 1103515245u + 12345u;
+		spin_us(1000 + (long)(lcg >> 16) % 2000); /* the child opens its trace about then */
+		kill(pid, SIGTERM);
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM)
+			bad++;
+	}
+	return bad != 0;
+}
+
 static void *quitter(void *arg)
 {
 	(void)arg;
@@ -78,5 +104,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && strcmp(argv[1], "terminated") == 0)
 		return terminated(atoi(argv[2]));
+	if (argc > 2 && strcmp(argv[1], "started") == 0)
+		return started(atoi(argv[2]));
 	_exit(5);
 }
