@@ -48,8 +48,7 @@ static inline __attribute__((always_inline)) int rec_fast_event(rec_thread_t *t,
 		return 0;
 	/* appending before cur is read: a signal handler that closes the
 	 * trace takes cur from a thread it interrupted only outside this */
-	t->appending = 1;
-	atomic_signal_fence(memory_order_seq_cst);
+	rec_appending_begin(t);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
 	ar_slot_event_t v = {.seq = seq, .seq2 = seq2, .time_ns = *time, .ptr = ptr, .result = result,
@@ -58,14 +57,14 @@ static inline __attribute__((always_inline)) int rec_fast_event(rec_thread_t *t,
 	    REC_UNLIKELY(!ar_evbuf_room(&b->eb, ar_slot_count(&v))) ||
 	    REC_UNLIKELY(first == 0) || REC_UNLIKELY(*time + 1 - first > rec_cfg.flush_ns) ||
 	    REC_UNLIKELY(t->exited)) {
-		atomic_signal_fence(memory_order_seq_cst);
-		t->appending = 0;
+		t->holding_event = 1; /* a signal deferred to here loses this event */
+		rec_appending_end(t);
+		t->holding_event = 0;
 		return 0;
 	}
 	uint64_t last = seq2 ? seq2 : seq;
 	ar_evbuf_put(&b->eb, &v, last);
-	atomic_signal_fence(memory_order_seq_cst);
-	t->appending = 0;
+	rec_appending_end(t);
 	rec_stamp_done(&t->stamp, last);
 	rec_call_leave(t);
 	rec_tls.in_shim = 0;

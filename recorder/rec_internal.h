@@ -222,8 +222,14 @@ struct rec_thread {
 	_Atomic int writer_gone;      /* writer removed it from its list */
 	int quiesced;                 /* writer: the final close's handshake is done */
 	int retired;                  /* its trace was closed for a new one in this process */
-	int appending;                /* the owner is inside rec_thread_append (a signal
-				       * handler that closes the trace must not take cur then) */
+	int appending;                /* the owner is writing into cur or holds a buffer
+				       * only in a local (a signal handler that closes the
+				       * trace must not take cur then); clear while it
+				       * waits for a buffer or wakes the writer */
+	int holding_event;            /* the owner made an event not yet in a buffer: a
+				       * closing handler that interrupts it counts it dropped */
+	int deferred_sig;             /* a fatal signal that landed while appending: the
+				       * process dies of it once appending ends */
 	rec_stamp_t stamp;            /* when its events read the clock (owner only) */
 	uint32_t cost_left;           /* calls to its next timed one (rec_cost.h; owner only) */
 	char pad[REC_CACHELINE];
@@ -265,6 +271,27 @@ static inline void rec_call_enter(rec_thread_t *t)
 		while (atomic_load_explicit(&t->steal, memory_order_acquire))
 			sched_yield();
 	}
+}
+
+/* appending is set around every write into cur and every moment a buffer
+ * is only in a local; a fatal signal that lands there waits for the end
+ * (rec_signal.c), where the trace is closed and the process dies of it:
+ * rec_signal_deferred, closing the trace and dying of t->deferred_sig as
+ * the handler would have. */
+void rec_signal_deferred(rec_thread_t *t);
+static inline void rec_appending_begin(rec_thread_t *t)
+{
+	t->appending = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void rec_appending_end(rec_thread_t *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->appending = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (REC_UNLIKELY(t->deferred_sig))
+		rec_signal_deferred(t);
 }
 
 static inline void rec_call_leave(rec_thread_t *t)
@@ -474,8 +501,12 @@ void rec_xfsz_restore(rec_xfsz_guard_t *g);
 int rec_writer_init(int lazy_open);
 /* Start the background writer thread (idempotent; 0 on success). */
 int rec_writer_start(void);
-/* Hand a buffer (events and/or metadata) to the writer. */
-void rec_writer_submit(rec_buf_t *b);
+/* Hand a buffer (events and/or metadata) to the writer: queue it (a
+ * lock-free push), then kick the writer (wake it; start it, or write the
+ * queue on this thread, when it is not running: that may take the writer
+ * lock and write to the file). */
+void rec_writer_queue(rec_buf_t *b);
+void rec_writer_kick(void);
 /* The CPU time the writer threads of this image have used, ns. */
 uint64_t rec_writer_cpu_total_ns(void);
 /* A new thread record exists; the writer adds it to its list. */
@@ -547,6 +578,7 @@ void rec_signals_init(void);
  * a signal held meanwhile is delivered then, to a closed trace. */
 void rec_signals_hold(sigset_t *old);
 void rec_signals_release(const sigset_t *old);
+/* rec_signal_deferred: with rec_appending_end, above. */
 
 /* ---- windows (rec_window.c) ------------------------------------------------------------ */
 /* A window is a trace that does not start with the process (SPEC 6.11):

@@ -10,7 +10,9 @@
  *     flags, mask and arguments); no flush, the program decides its fate;
  *   - default action: we close the trace (bounded wait for the writer), put
  *     SIG_DFL back and re-raise, so the process dies of the same signal
- *     (exit status, core dump) as it would have unrecorded;
+ *     (exit status, core dump) as it would have unrecorded; if the signal
+ *     interrupted this thread while it wrote into its buffer, that waits
+ *     for the write to end (rec_appending_end, rec_signal_deferred);
  *   - ignore: the real SIG_IGN is installed, so nothing changes at all
  *     (also across exec, where an ignored signal stays ignored).
  *
@@ -59,6 +61,23 @@ static int is_fault(int sig, const siginfo_t *si)
 	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && si && si->si_code > 0;
 }
 
+/* Close the trace, put SIG_DFL back and re-raise: the process dies of sig
+ * as it would have unrecorded. */
+static void die_of(int sig, const siginfo_t *si)
+{
+	int saved_shim = rec_tls.in_shim;
+	rec_tls.in_shim = REC_SHIM_INTERNAL;
+	rec_writer_finish("signal", 2000);
+	rec_tls.in_shim = saved_shim;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	real_sigaction(sig, &dfl, NULL);
+	if (!is_fault(sig, si))
+		raise(sig); /* in the handler: pending until it returns, the signal is blocked there */
+}
+
 static void handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
@@ -80,18 +99,28 @@ static void handler(int sig, siginfo_t *si, void *uc)
 		errno = saved_errno;
 		return;
 	}
-	/* Default action: the process dies now. Save what we can. */
-	int saved_shim = rec_tls.in_shim;
-	rec_tls.in_shim = REC_SHIM_INTERNAL;
-	rec_writer_finish("signal", 2000);
-	rec_tls.in_shim = saved_shim;
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
-	sigemptyset(&dfl.sa_mask);
-	real_sigaction(sig, &dfl, NULL);
-	if (!is_fault(sig, si))
-		raise(sig); /* pending until we return: the signal is blocked here */
+	/* Default action: the process dies now. Save what we can; but not
+	 * from the middle of an append (a page fault of a fresh buffer is
+	 * where a signal meets a thread most): that buffer would be lost and
+	 * the trace left without a footer. The append ends within
+	 * instructions (its waits run with appending clear) and dies there. */
+	rec_thread_t *t = rec_tls.t;
+	if (t && t->appending && !is_fault(sig, si)) {
+		if (!t->deferred_sig)
+			t->deferred_sig = sig;
+		errno = saved_errno;
+		return;
+	}
+	die_of(sig, si);
+	errno = saved_errno;
+}
+
+void rec_signal_deferred(rec_thread_t *t)
+{
+	int sig = t->deferred_sig;
+	t->deferred_sig = 0;
+	int saved_errno = errno;
+	die_of(sig, NULL); /* raise() delivers it at once: it is not blocked here */
 	errno = saved_errno;
 }
 

@@ -121,8 +121,28 @@ void rec_buf_give_back(rec_buf_t *b)
 						      memory_order_relaxed));
 }
 
+/* While a thread waits for a buffer or kicks the writer its cur is NULL
+ * and every buffer it had is in the writer's queue: nothing is
+ * half-written, so `appending` is cleared for that stretch. A signal
+ * handler that closes the trace there (SIGTERM to a program held back by
+ * the writer lands in exactly that wait) then writes everything and
+ * counts the one event still in hand as dropped, instead of giving up
+ * on the thread and leaving the trace without a footer. */
+static int pause_appending(rec_thread_t *t)
+{
+	int was = t->appending;
+	rec_appending_end(t);
+	return was;
+}
+
+static void resume_appending(rec_thread_t *t, int was)
+{
+	if (was)
+		rec_appending_begin(t);
+}
+
 /* A fresh buffer for t (inside enter/leave). NULL when none can be had. */
-static rec_buf_t *new_buffer(rec_thread_t *t)
+static rec_buf_t *take_buffer(rec_thread_t *t)
 {
 	rec_buf_t *b = atomic_exchange_explicit(&t->returned, NULL, memory_order_acquire);
 	if (b) {
@@ -166,15 +186,31 @@ static rec_buf_t *new_buffer(rec_thread_t *t)
 		}
 	}
 	buf_reset(b, t);
-	atomic_store_explicit(&t->cur, b, memory_order_relaxed);
 	return b;
 }
 
+/* cur is NULL here: the buffer is empty until it becomes cur (one store),
+ * so all of this (a wait, an mmap, page faults) runs with appending
+ * paused. */
+static rec_buf_t *new_buffer(rec_thread_t *t)
+{
+	int was = pause_appending(t);
+	rec_buf_t *b = take_buffer(t);
+	if (b)
+		atomic_store_explicit(&t->cur, b, memory_order_relaxed);
+	resume_appending(t, was);
+	return b;
+}
+
+/* appending set: from cur = NULL until b is queued, b is in neither. */
 static void submit_cur(rec_thread_t *t, rec_buf_t *b)
 {
 	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
 	atomic_store_explicit(&t->first_ns, 0, memory_order_relaxed);
-	rec_writer_submit(b);
+	rec_writer_queue(b);
+	int was = pause_appending(t);
+	rec_writer_kick();
+	resume_appending(t, was);
 }
 
 /* ---- the hot path ---------------------------------------------------------- */
@@ -186,7 +222,9 @@ static void submit_cur(rec_thread_t *t, rec_buf_t *b)
  * later one in the next (rec_window.c). */
 void rec_thread_append(rec_thread_t *t, ar_event_t *e)
 {
-	t->appending = 1;
+	t->holding_event = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	rec_appending_begin(t);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (REC_UNLIKELY(!b) && !(b = new_buffer(t)))
 		goto drop;
@@ -199,17 +237,21 @@ void rec_thread_append(rec_thread_t *t, ar_event_t *e)
 	}
 	if (REC_UNLIKELY(rc != 0))
 		goto drop;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->holding_event = 0;
 	uint64_t first = atomic_load_explicit(&t->first_ns, memory_order_relaxed);
 	if (first == 0)
 		atomic_store_explicit(&t->first_ns, e->time_ns + 1, memory_order_relaxed);
 	else if (REC_UNLIKELY(e->time_ns + 1 - first > rec_cfg.flush_ns || t->exited))
 		submit_cur(t, b); /* time-based flush: bounds what a SIGKILL loses */
-	t->appending = 0;
+	rec_appending_end(t);
 	rec_call_leave(t);
 	return;
 drop:
 	t->dropped++;
-	t->appending = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->holding_event = 0;
+	rec_appending_end(t);
 	rec_call_leave(t);
 }
 
@@ -218,17 +260,20 @@ void rec_record_meta(rec_thread_t *t, rec_meta_fn fn, const void *arg)
 	rec_call_enter(t);
 	if (atomic_load_explicit(&rec_state, memory_order_acquire) != REC_ON || t->gen != rec_generation)
 		goto out; /* read inside enter/leave: see rec_thread_enter */
+	rec_appending_begin(t); /* a record half-written into cur, like an event */
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (!b && !(b = new_buffer(t)))
-		goto out;
+		goto done;
 	if (fn(&b->mb, arg) == AR_EFULL) {
 		submit_cur(t, b);
 		if (!(b = new_buffer(t)))
-			goto out;
+			goto done;
 		fn(&b->mb, arg);
 	}
 	if (atomic_load_explicit(&t->first_ns, memory_order_relaxed) == 0)
 		atomic_store_explicit(&t->first_ns, rec_time_ns() + 1, memory_order_relaxed);
+done:
+	rec_appending_end(t);
 out:
 	rec_call_leave(t);
 }
@@ -354,11 +399,13 @@ void rec_thread_exit(rec_thread_t *t)
 	rec_record_meta(t, meta_exit, &a);
 	t->exited = 1;
 	rec_call_enter(t);
+	rec_appending_begin(t);
 	rec_buf_t *b = atomic_load_explicit(&t->cur, memory_order_relaxed);
 	if (b) {
 		b->exit_record = 1;
 		submit_cur(t, b);
 	}
+	rec_appending_end(t);
 	rec_call_leave(t);
 }
 

@@ -514,13 +514,17 @@ static void wake_writer(void)
 		syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-void rec_writer_submit(rec_buf_t *b)
+void rec_writer_queue(rec_buf_t *b)
 {
 	rec_buf_t *head = atomic_load_explicit(&queue, memory_order_relaxed);
 	do
 		b->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&queue, &head, b, memory_order_release,
 						      memory_order_relaxed));
+}
+
+void rec_writer_kick(void)
+{
 	if (REC_UNLIKELY(!atomic_load(&rec_writer_running))) {
 		if (rec_getpid() != rec_pid)
 			return; /* a raw clone/vfork child: not ours to write */
@@ -596,11 +600,15 @@ static void finish(int timeout_ms)
 	if (t && t->gen == rec_generation && atomic_load(&t->in_call) && t->appending)
 		closer_busy = t; /* a signal stopped us inside rec_thread_append: no wait for it */
 	/* Stopped by a signal elsewhere inside a hook (in_call held for a
-	 * heap call whose event is not made yet): our buffer is whole; that
-	 * one call is not recorded. */
+	 * heap call whose event is not made yet, or waiting for a buffer to
+	 * put it in: rec_thread.c, pause_appending): our buffer is whole;
+	 * that one call is not recorded. */
 	if (t && t->gen == rec_generation && (!atomic_load(&t->in_call) || !t->appending)) {
-		if (atomic_load(&t->in_call))
+		if (atomic_load(&t->in_call)) {
 			t->quiesced = 1; /* the close must not wait for us to leave */
+			if (t->holding_event)
+				t->dropped++; /* stopped waiting for a buffer for it */
+		}
 		rec_buf_t *b = atomic_exchange(&t->cur, NULL);
 		atomic_store(&t->first_ns, 0);
 		if (b) {

@@ -5,7 +5,8 @@
 # exit 0 or 1, never 2). With a default fatal action (SIGTERM, SIGSEGV,
 # SIGABRT), _exit, and exit from a thread the recorder closes the trace, so
 # it is complete; SIGKILL cannot be caught, but the time-based flush bounds
-# the loss: allocations made 2 s before the kill are on disk. A SIGTERM
+# the loss: allocations made 2 s before the kill are on disk. SIGTERM to
+# a busy multi-threaded program leaves a complete trace too. A SIGTERM
 # that lands while the recorder closes a child's trace in _exit (a process
 # pool's terminate()) waits for that close: the trace is complete, the child
 # exits 0 or dies of SIGTERM; so does one that lands while a fork child's
@@ -29,6 +30,20 @@ for mode in term handler ignore segv abort kill; do
 	cd ..
 done
 expect_eq "term status" "$(cd term && "$REC" -q "$P/rec_signal" term >/dev/null 2>&1; echo $?)" 143
+
+# SIGTERM landing in one of four threads the writer holds back (each waits
+# for a buffer): the trace is complete, no thread is given up on, and each
+# thread loses at most the one call it held (counted as dropped).
+mkdir busy && cd busy
+"$REC" -q "$P/rec_signal" busy >out.txt 2>err.txt
+expect_eq "busy: status" $? 143
+f=$(one_trace "rec_signal.*.zst")
+expect_eq "busy: trace complete" "$(verify_rc $f)" 0
+expect_eq "busy: recorder warnings" "$(cat err.txt)" ""
+expect_eq "busy: the 1000 allocations are in the trace" "$(dump3 $f | grep -c '^malloc 4444 ')" 1000
+dropped=$("$AT" info $f | awk '/^dropped events/ { n = $3 } END { print n + 0 }')
+[ "$dropped" -le 4 ] && ok "busy: dropped $dropped (at most one a thread)" || fail "busy: dropped $dropped, more than one a thread"
+cd ..
 
 mkdir _exit && cd _exit
 "$REC" -q "$P/rec_exit" _exit; expect_eq "_exit: status" $? 5

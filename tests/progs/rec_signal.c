@@ -7,10 +7,16 @@
  *   segv     a NULL write
  *   abort    abort()
  *   kill     sleep 2 s, then SIGKILL (the recorder cannot see it coming)
+ *   busy     four threads allocate as fast as they can (the recorder's
+ *            writer falls behind and holds them back) until SIGTERM, sent
+ *            to the process by a fifth thread that blocks it itself, lands
+ *            in one of them
  * Every mode first prints what sigaction reports for SIGTERM, which must be
  * what the program itself installed.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,43 @@ static const char *disp(void)
 	sigaction(SIGTERM, NULL, &old);
 	return old.sa_handler == SIG_DFL ? "default" : old.sa_handler == SIG_IGN ? "ignore"
 		: old.sa_handler == on_term ? "on_term" : "SOMETHING ELSE";
+}
+
+static atomic_long calls;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		for (int i = 0; i < 1000; i++)
+			free(malloc(16 + (size_t)i % 200));
+		atomic_fetch_add(&calls, 2000);
+	}
+	return NULL;
+}
+
+static void *terminator(void *arg)
+{
+	(void)arg;
+	sigset_t term;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &term, NULL); /* so it lands in an allocating thread */
+	while (atomic_load(&calls) < 4000000)
+		usleep(1000);
+	kill(getpid(), SIGTERM);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void busy(void)
+{
+	pthread_t t;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t, NULL, churn, NULL);
+	pthread_create(&t, NULL, terminator, NULL);
+	churn(NULL);
 }
 
 int main(int argc, char **argv)
@@ -58,6 +101,8 @@ int main(int argc, char **argv)
 		*(volatile int *)(uintptr_t)0 = 1;
 	} else if (strcmp(mode, "abort") == 0) {
 		abort();
+	} else if (strcmp(mode, "busy") == 0) {
+		busy();
 	} else {
 		kill(getpid(), SIGTERM);
 	}
