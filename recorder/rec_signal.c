@@ -56,6 +56,8 @@ static void resolve(void)
 		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
 }
 
+static int install(int sig, const struct sigaction *sa);
+
 static int is_fault(int sig, const siginfo_t *si)
 {
 	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && si && si->si_code > 0;
@@ -84,9 +86,11 @@ static void handler(int sig, siginfo_t *si, void *uc)
 	struct sigaction *pa = &prog_act[sig];
 	if (pa->sa_handler != SIG_DFL && pa->sa_handler != SIG_IGN) {
 		struct sigaction call = *pa;
-		if (pa->sa_flags & SA_RESETHAND) { /* the kernel already put SIG_DFL back */
+		if (pa->sa_flags & SA_RESETHAND) { /* done here, not by the kernel: see install() */
 			memset(pa, 0, sizeof *pa);
 			pa->sa_handler = SIG_DFL;
+			sigemptyset(&pa->sa_mask);
+			install(sig, pa);
 		}
 		errno = saved_errno;
 		if (call.sa_flags & SA_SIGINFO)
@@ -157,14 +161,18 @@ void rec_signals_release(const sigset_t *old)
 }
 
 /* Install our handler under the program's flags and mask (sa describes what
- * the program wants; SIG_IGN is installed for real). */
+ * the program wants; SIG_IGN is installed for real). SA_RESETHAND is kept
+ * from the kernel and done by the handler: the kernel would reset to the
+ * real SIG_DFL, and the program's handler that then re-raises its signal
+ * (node's SIGTERM handler does: restore the terminal, raise) would kill the
+ * process without the trace being closed. */
 static int install(int sig, const struct sigaction *sa)
 {
 	struct sigaction k = *sa;
 	if (sa->sa_handler == SIG_IGN)
 		return real_sigaction(sig, &k, NULL);
 	k.sa_sigaction = handler;
-	k.sa_flags = (sa->sa_handler == SIG_DFL ? 0 : sa->sa_flags) | SA_SIGINFO;
+	k.sa_flags = (sa->sa_handler == SIG_DFL ? 0 : sa->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
 	if (sa->sa_handler == SIG_DFL)
 		sigemptyset(&k.sa_mask);
 	return real_sigaction(sig, &k, NULL);

@@ -3,8 +3,9 @@
 # (128+signal), what the program sees of its signal dispositions is what it
 # installed, its output is unchanged, and the trace stays readable (verify
 # exit 0 or 1, never 2). With a default fatal action (SIGTERM, SIGSEGV,
-# SIGABRT), _exit, and exit from a thread the recorder closes the trace, so
-# it is complete; SIGKILL cannot be caught, but the time-based flush bounds
+# SIGABRT; also reached from the program's own SA_RESETHAND handler that
+# raises the signal again), _exit, and exit from a thread the recorder
+# closes the trace, so it is complete; SIGKILL cannot be caught, but the time-based flush bounds
 # the loss: allocations made 2 s before the kill are on disk. SIGTERM to
 # a busy multi-threaded program leaves a complete trace too. A SIGTERM
 # that lands while the recorder closes a child's trace in _exit (a process
@@ -14,7 +15,7 @@
 # returned from fork.
 . "$(dirname "$0")/../progs/rec_testlib.sh"
 
-for mode in term handler ignore segv abort kill; do
+for mode in term handler reraise ignore segv abort kill; do
 	mkdir $mode && cd $mode
 	"$REC" -q "$P/rec_signal" $mode >out.txt 2>err.txt
 	rc=$?

@@ -3,6 +3,8 @@
  * of 4444 bytes:
  *   term     kill(getpid(), SIGTERM) with the default action
  *   handler  the program's own SIGTERM handler calls exit(3)
+ *   reraise  the program's own SIGTERM handler, installed with SA_RESETHAND,
+ *            says so and raises SIGTERM again (node's idiom): it dies of it
  *   ignore   SIGTERM ignored, raised, the program goes on (exit 0)
  *   segv     a NULL write
  *   abort    abort()
@@ -32,12 +34,21 @@ static void on_term(int sig)
 	exit(3);
 }
 
+static void on_term_reraise(int sig)
+{
+	static const char msg[] = "caught SIGTERM, raising it again\n";
+	ssize_t w = write(1, msg, sizeof msg - 1);
+	(void)w;
+	raise(sig); /* blocked until this returns; by then the action is the default */
+}
+
 static const char *disp(void)
 {
 	struct sigaction old;
 	sigaction(SIGTERM, NULL, &old);
 	return old.sa_handler == SIG_DFL ? "default" : old.sa_handler == SIG_IGN ? "ignore"
-		: old.sa_handler == on_term ? "on_term" : "SOMETHING ELSE";
+		: old.sa_handler == on_term ? "on_term" : old.sa_handler == on_term_reraise ? "on_term_reraise"
+		: "SOMETHING ELSE";
 }
 
 static atomic_long calls;
@@ -85,6 +96,12 @@ int main(int argc, char **argv)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = on_term;
+		sigaction(SIGTERM, &sa, NULL);
+	} else if (strcmp(mode, "reraise") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_term_reraise;
+		sa.sa_flags = SA_RESETHAND;
 		sigaction(SIGTERM, &sa, NULL);
 	} else if (strcmp(mode, "ignore") == 0) {
 		signal(SIGTERM, SIG_IGN);
