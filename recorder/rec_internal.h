@@ -228,10 +228,11 @@ struct rec_thread {
 				       * waits for a buffer or wakes the writer */
 	int holding_event;            /* the owner made an event not yet in a buffer: a
 				       * closing handler that interrupts it counts it dropped */
-	int deferred_sig;             /* a fatal signal that landed while appending: the
-				       * process dies of it once appending ends */
+	uint64_t deferred_sigs;       /* signals (bit sig - 1) that landed while appending:
+				       * delivered again once it ends (rec_signal.c) */
 	rec_stamp_t stamp;            /* when its events read the clock (owner only) */
 	uint32_t cost_left;           /* calls to its next timed one (rec_cost.h; owner only) */
+	siginfo_t deferred_si;        /* the first deferred signal's siginfo (cold) */
 	char pad[REC_CACHELINE];
 };
 
@@ -274,10 +275,9 @@ static inline void rec_call_enter(rec_thread_t *t)
 }
 
 /* appending is set around every write into cur and every moment a buffer
- * is only in a local; a fatal signal that lands there waits for the end
- * (rec_signal.c), where the trace is closed and the process dies of it:
- * rec_signal_deferred, closing the trace and dying of t->deferred_sig as
- * the handler would have. */
+ * is only in a local; a signal of ours (a fatal one, whether the program
+ * handles it or not) that lands there waits for the end, where
+ * rec_signal_deferred sends it to the thread again. */
 void rec_signal_deferred(rec_thread_t *t);
 static inline void rec_appending_begin(rec_thread_t *t)
 {
@@ -290,7 +290,7 @@ static inline void rec_appending_end(rec_thread_t *t)
 	atomic_signal_fence(memory_order_seq_cst);
 	t->appending = 0;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (REC_UNLIKELY(t->deferred_sig))
+	if (REC_UNLIKELY(t->deferred_sigs))
 		rec_signal_deferred(t);
 }
 

@@ -10,9 +10,10 @@
  *     flags, mask and arguments); no flush, the program decides its fate;
  *   - default action: we close the trace (bounded wait for the writer), put
  *     SIG_DFL back and re-raise, so the process dies of the same signal
- *     (exit status, core dump) as it would have unrecorded; if the signal
- *     interrupted this thread while it wrote into its buffer, that waits
- *     for the write to end (rec_appending_end, rec_signal_deferred);
+ *     (exit status, core dump) as it would have unrecorded;
+ *   - either way, a signal that interrupts this thread while it writes into
+ *     its buffer waits for the write to end (rec_appending_end,
+ *     rec_signal_deferred);
  *   - ignore: the real SIG_IGN is installed, so nothing changes at all
  *     (also across exec, where an ignored signal stays ignored).
  *
@@ -33,6 +34,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <dlfcn.h>
 
@@ -80,9 +82,11 @@ static void die_of(int sig, const siginfo_t *si)
 		raise(sig); /* in the handler: pending until it returns, the signal is blocked there */
 }
 
-static void handler(int sig, siginfo_t *si, void *uc)
+/* What the kernel's delivery of sig means, the program's view: its handler
+ * called as the kernel would have, nothing for an ignored signal, or the
+ * default action, dying with the trace closed. */
+static void deliver(int sig, siginfo_t *si, void *uc, int saved_errno)
 {
-	int saved_errno = errno;
 	struct sigaction *pa = &prog_act[sig];
 	if (pa->sa_handler != SIG_DFL && pa->sa_handler != SIG_IGN) {
 		struct sigaction call = *pa;
@@ -99,32 +103,64 @@ static void handler(int sig, siginfo_t *si, void *uc)
 			call.sa_handler(sig);
 		return;
 	}
-	if (pa->sa_handler == SIG_IGN) { /* raced with a change: behave as ignored */
-		errno = saved_errno;
-		return;
-	}
-	/* Default action: the process dies now. Save what we can; but not
-	 * from the middle of an append (a page fault of a fresh buffer is
-	 * where a signal meets a thread most): that buffer would be lost and
-	 * the trace left without a footer. The append ends within
-	 * instructions (its waits run with appending clear) and dies there. */
+	if (pa->sa_handler == SIG_DFL)
+		die_of(sig, si); /* the default action: the process dies now, its trace closed */
+	/* SIG_IGN: raced with a change, behave as ignored */
+}
+
+static void handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	/* Not in the middle of an append (a fresh buffer's page fault is
+	 * where a signal meets a thread most): a program handler that calls
+	 * exit(), or our own close, would find that buffer half-written and
+	 * lose it, leaving the trace without a footer. The append ends
+	 * within instructions (its waits run with appending clear), and
+	 * rec_signal_deferred delivers the signal there. */
 	rec_thread_t *t = rec_tls.t;
-	if (t && t->appending && !is_fault(sig, si)) {
-		if (!t->deferred_sig)
-			t->deferred_sig = sig;
+	if (t && t->appending && !is_fault(sig, si) && prog_act[sig].sa_handler != SIG_IGN) {
+		if (!t->deferred_sigs && si)
+			t->deferred_si = *si;
+		t->deferred_sigs |= 1ull << (sig - 1);
 		errno = saved_errno;
 		return;
 	}
-	die_of(sig, si);
+	deliver(sig, si, uc, saved_errno);
 	errno = saved_errno;
 }
 
+/* The signals deferred while t was appending, delivered now that it is not,
+ * under the mask the kernel would have set for the handler. The first keeps
+ * its siginfo (a handler may log the sender); another within the same few
+ * instructions reads as sent by this thread. The context passed is this
+ * one (the interrupted point lies a few instructions back). */
 void rec_signal_deferred(rec_thread_t *t)
 {
-	int sig = t->deferred_sig;
-	t->deferred_sig = 0;
 	int saved_errno = errno;
-	die_of(sig, NULL); /* raise() delivers it at once: it is not blocked here */
+	while (t->deferred_sigs) {
+		int sig = __builtin_ctzll(t->deferred_sigs) + 1;
+		t->deferred_sigs &= ~(1ull << (sig - 1));
+		siginfo_t si;
+		if (t->deferred_si.si_signo == sig) {
+			si = t->deferred_si;
+			t->deferred_si.si_signo = 0;
+		} else {
+			memset(&si, 0, sizeof si);
+			si.si_signo = sig;
+			si.si_code = SI_TKILL;
+			si.si_pid = rec_getpid();
+			si.si_uid = getuid();
+		}
+		const struct sigaction *pa = &prog_act[sig];
+		sigset_t mask = pa->sa_mask, old;
+		if (!(pa->sa_flags & SA_NODEFER))
+			sigaddset(&mask, sig);
+		pthread_sigmask(SIG_BLOCK, &mask, &old);
+		ucontext_t uc;
+		getcontext(&uc);
+		deliver(sig, &si, &uc, saved_errno);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	errno = saved_errno;
 }
 

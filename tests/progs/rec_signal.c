@@ -13,6 +13,8 @@
  *            writer falls behind and holds them back) until SIGTERM, sent
  *            to the process by a fifth thread that blocks it itself, lands
  *            in one of them
+ *   busy-exit the same with a SIGTERM handler (SA_SIGINFO) that checks the
+ *            sender is this process, sent with kill(), and calls exit(3)
  * Every mode first prints what sigaction reports for SIGTERM, which must be
  * what the program itself installed.
  */
@@ -79,6 +81,13 @@ static void *terminator(void *arg)
 	return NULL;
 }
 
+static void on_term_exit(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	exit(si->si_pid == getpid() && si->si_code == SI_USER ? 3 : 4);
+}
+
 static void busy(void)
 {
 	pthread_t t;
@@ -119,6 +128,13 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "abort") == 0) {
 		abort();
 	} else if (strcmp(mode, "busy") == 0) {
+		busy();
+	} else if (strcmp(mode, "busy-exit") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_term_exit;
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGTERM, &sa, NULL);
 		busy();
 	} else {
 		kill(getpid(), SIGTERM);
