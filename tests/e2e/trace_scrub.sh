@@ -220,15 +220,16 @@ EOF
 "$AT" info c.zst | grep -q "times: rounded down to 1000000 ns" && ok "--coarsen-time: the note says so" || fail "--coarsen-time note"
 # the copy's time unit: the recording's (64 ns) when times are kept; with
 # --coarsen-time the largest power of two dividing the step (10^6 = 2^6 x
-# 15625; 2^20 for 2^20), so the coarse times cost fewer bytes
+# 15625; 2^20 for 2^20), so the coarse times cost fewer bytes. Their sizes
+# are not compared here: the two copies round to different steps, and zstd's
+# output is not ordered by its input's entropy (a 2^20 copy of a recording
+# came out 115 551 bytes against the 10^6 copy's 115 265 once in CI).
 unit_of() { "$AT" info --json "$1" | sed -n 's/.*"time_unit_ns":\([0-9]*\).*/\1/p'; }
 expect_eq "time unit of the recording" "$(unit_of rec.zst)" 64
 expect_eq "time unit kept by a scrub" "$(unit_of s.zst)" 64
 expect_eq "time unit with --coarsen-time 1000000" "$(unit_of c.zst)" 64
 "$AT" scrub -q --coarsen-time 1048576 rec.zst -o c20.zst
 expect_eq "time unit with --coarsen-time 1048576" "$(unit_of c20.zst)" 1048576
-[ "$(stat -c %s c20.zst)" -le "$(stat -c %s c.zst)" ] && ok "coarser units, no more bytes" ||
-	fail "coarsened to 2^20 ns: $(stat -c %s c20.zst) bytes, more than $(stat -c %s c.zst)"
 "$AT" dump --extra s.zst | cmp -s - rec.dump && ok "a scrub keeps every time exactly" ||
 	fail "times changed by a scrub without --coarsen-time"
 "$AT" scrub -q --coarsen-time 1000 rec.zst -o bad.zst 2>/dev/null
