@@ -243,7 +243,7 @@ typedef struct rec_tls {
 	int in_shim; /* 0, REC_SHIM_HOOK or REC_SHIM_INTERNAL */
 	int reallocarray_inner; /* inside the real reallocarray: its realloc is expected */
 	int is_writer;
-	int closing; /* inside rec_writer_finish: a signal handler on this thread must not wait for the close */
+	int closing; /* this thread is closing the trace: a signal handler on it must not wait for the close */
 } rec_tls_t;
 extern __thread rec_tls_t rec_tls __attribute__((tls_model("initial-exec")));
 

@@ -586,6 +586,8 @@ static void finish(int timeout_ms)
 		    (!atomic_load(&rec_switching) && atomic_load(&rec_state) != REC_ON))
 			break;
 	}
+	if (expect == REC_ON)
+		rec_tls.closing = 1; /* this thread closes: see rec_writer_finish */
 	if (expect != REC_ON) {
 		if (expect == REC_STOPPED)
 			rec_limit_report(); /* past a limit stop: the image ends (a signal) */
@@ -657,7 +659,6 @@ void rec_writer_finish(const char *why, int timeout_ms)
 	 * process died mid-close, its trace without a footer. */
 	sigset_t old;
 	rec_signals_hold(&old);
-	rec_tls.closing = 1;
 	finish(timeout_ms);
 	rec_tls.closing = 0;
 	rec_signals_release(&old);
