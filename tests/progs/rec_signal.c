@@ -97,24 +97,29 @@ static void busy(void)
 	churn(NULL);
 }
 
+/* SIGTERM's action: handler h, or hs with SA_SIGINFO among flags. */
+static void set_term(void (*h)(int), void (*hs)(int, siginfo_t *, void *), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	if (hs)
+		sa.sa_sigaction = hs;
+	else
+		sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "term";
 	printf("initial %s\n", disp());
-	if (strcmp(mode, "handler") == 0) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_term;
-		sigaction(SIGTERM, &sa, NULL);
-	} else if (strcmp(mode, "reraise") == 0) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_term_reraise;
-		sa.sa_flags = SA_RESETHAND;
-		sigaction(SIGTERM, &sa, NULL);
-	} else if (strcmp(mode, "ignore") == 0) {
+	if (strcmp(mode, "handler") == 0)
+		set_term(on_term, NULL, 0);
+	else if (strcmp(mode, "reraise") == 0)
+		set_term(on_term_reraise, NULL, SA_RESETHAND);
+	else if (strcmp(mode, "ignore") == 0)
 		signal(SIGTERM, SIG_IGN);
-	}
 	printf("now %s\n", disp());
 	fflush(stdout);
 	void *keep[1000];
@@ -130,11 +135,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "busy") == 0) {
 		busy();
 	} else if (strcmp(mode, "busy-exit") == 0) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = on_term_exit;
-		sa.sa_flags = SA_SIGINFO;
-		sigaction(SIGTERM, &sa, NULL);
+		set_term(NULL, on_term_exit, SA_SIGINFO);
 		busy();
 	} else {
 		kill(getpid(), SIGTERM);
